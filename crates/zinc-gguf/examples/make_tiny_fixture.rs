@@ -6,7 +6,9 @@
 use zinc_gguf::{Array, GgmlType, GgufWriter, Value};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let out = std::env::args().nth(1).ok_or("usage: make_tiny_fixture OUT.gguf")?;
+    let out = std::env::args()
+        .nth(1)
+        .ok_or("usage: make_tiny_fixture OUT.gguf")?;
     let mut w = GgufWriter::new();
     w.set("general.architecture", Value::String("llama".into()))?;
     w.set("general.name", Value::String("zinc tiny fixture".into()))?;
@@ -19,13 +21,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     w.set("tokenizer.ggml.model", Value::String("gpt2".into()))?;
     let tokens: Vec<String> = (0..32).map(|i| format!("tok{i}")).collect();
     w.set("tokenizer.ggml.tokens", Value::Array(Array::String(tokens)))?;
-    w.set("tokenizer.ggml.token_type", Value::Array(Array::I32(vec![1; 32])))?;
-    let vals: Vec<f32> = (0..64 * 128).map(|i| ((i * 2654435761u64 as usize) % 1024) as f32 / 512.0 - 1.0).collect();
-    w.add_f32_tensor("token_embd.weight", GgmlType::Q8_0, &[64, 32], &vals[..64 * 32])?;
+    w.set(
+        "tokenizer.ggml.token_type",
+        Value::Array(Array::I32(vec![1; 32])),
+    )?;
+    let vals: Vec<f32> = (0..64 * 128)
+        .map(|i| ((i * 2654435761u64 as usize) % 1024) as f32 / 512.0 - 1.0)
+        .collect();
+    w.add_f32_tensor(
+        "token_embd.weight",
+        GgmlType::Q8_0,
+        &[64, 32],
+        &vals[..64 * 32],
+    )?;
     for b in 0..2 {
-        w.add_f32_tensor(&format!("blk.{b}.attn_norm.weight"), GgmlType::F32, &[64], &vals[..64])?;
-        w.add_f32_tensor(&format!("blk.{b}.attn_q.weight"), GgmlType::Q4_0, &[64, 64], &vals[..64 * 64])?;
-        w.add_f32_tensor(&format!("blk.{b}.ffn_up.weight"), GgmlType::F16, &[64, 128], &vals[..64 * 128])?;
+        w.add_f32_tensor(
+            &format!("blk.{b}.attn_norm.weight"),
+            GgmlType::F32,
+            &[64],
+            &vals[..64],
+        )?;
+        w.add_f32_tensor(
+            &format!("blk.{b}.attn_q.weight"),
+            GgmlType::Q4_0,
+            &[64, 64],
+            &vals[..64 * 64],
+        )?;
+        w.add_f32_tensor(
+            &format!("blk.{b}.ffn_up.weight"),
+            GgmlType::F16,
+            &[64, 128],
+            &vals[..64 * 128],
+        )?;
     }
     w.add_f32_tensor("output.weight", GgmlType::Q6_K, &[256, 8], &vals[..256 * 8])?;
     w.write_to(&out)?;

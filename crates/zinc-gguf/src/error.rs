@@ -17,7 +17,9 @@ pub enum GgufError {
     BadMagic([u8; 4]),
     #[error("GGUF version {0} is not supported (versions 2 and 3 are)")]
     UnsupportedVersion(u32),
-    #[error("GGUF version field {0:#x} looks byte-swapped: big-endian GGUF files are not supported")]
+    #[error(
+        "GGUF version field {0:#x} looks byte-swapped: big-endian GGUF files are not supported"
+    )]
     WrongEndianness(u32),
     #[error("file is truncated: {what} at byte {offset} needs {needed} bytes, {available} remain")]
     Truncated {
@@ -51,7 +53,9 @@ pub enum GgufError {
     ShapeOverflow { name: String, dims: Vec<u64> },
     #[error("tensor {name:?} has unknown type id {type_id}")]
     UnknownTensorType { name: String, type_id: u32 },
-    #[error("tensor {name:?}: first dimension {ne0} is not a multiple of the {ty} block size {block}")]
+    #[error(
+        "tensor {name:?}: first dimension {ne0} is not a multiple of the {ty} block size {block}"
+    )]
     PartialBlock {
         name: String,
         ty: GgmlType,
@@ -60,14 +64,22 @@ pub enum GgufError {
     },
     #[error("general.alignment = {0} is not a power of two")]
     BadAlignment(u64),
-    #[error("tensor {name:?}: data offset {offset} is not a multiple of the alignment {alignment}")]
+    #[error(
+        "tensor {name:?}: data offset {offset} is not a multiple of the alignment {alignment}"
+    )]
     MisalignedTensor {
         name: String,
         offset: u64,
         alignment: u64,
     },
-    #[error("tensor {name:?}: data ends at byte {end}, past the end of the file ({file_len} bytes)")]
-    TensorOutOfBounds { name: String, end: u64, file_len: u64 },
+    #[error(
+        "tensor {name:?}: data ends at byte {end}, past the end of the file ({file_len} bytes)"
+    )]
+    TensorOutOfBounds {
+        name: String,
+        end: u64,
+        file_len: u64,
+    },
     #[error("metadata key {0:?} is missing")]
     MissingKey(String),
     #[error("metadata key {key:?} is {found}, expected {expected}")]

@@ -175,7 +175,10 @@ impl GgufModel {
             .map_err(|e| e.in_file(path))?
             .unwrap_or(0) as usize;
         if no > shards.len() {
-            return Err(GgufError::Split(format!("{}: split.no = {no} is out of range", path.display())));
+            return Err(GgufError::Split(format!(
+                "{}: split.no = {no} is out of range",
+                path.display()
+            )));
         }
         shards.insert(no, first);
         Self::from_shards(shards)
@@ -260,7 +263,9 @@ impl GgufModel {
 
     /// Tensors in file order (shard by shard).
     pub fn tensors(&self) -> impl Iterator<Item = Tensor<'_>> {
-        self.order.iter().filter_map(|&(s, t)| self.shards[s].tensor_at(t))
+        self.order
+            .iter()
+            .filter_map(|&(s, t)| self.shards[s].tensor_at(t))
     }
 
     /// The shard index holding each tensor, in `tensors()` order.

@@ -17,7 +17,7 @@ pub use file::{
 };
 pub use reader::{parse_header, Header, TensorInfo, DEFAULT_ALIGNMENT, GGUF_MAGIC};
 pub use value::{Array, Metadata, Value, ValueType};
-pub use writer::{GgufWriter, TensorData};
+pub use writer::{FillFn, GgufWriter, TensorData};
 pub use zinc_quant::GgmlType;
 
 #[cfg(test)]

@@ -102,7 +102,10 @@ impl<'a> Cursor<'a> {
     fn count(&mut self, what: &'static str, min_size: u64) -> Result<u64> {
         let offset = self.pos as u64;
         let count = self.u64(what)?;
-        if count.checked_mul(min_size).is_none_or(|b| b > self.remaining()) {
+        if count
+            .checked_mul(min_size)
+            .is_none_or(|b| b > self.remaining())
+        {
             return Err(GgufError::CountTooLarge {
                 what,
                 count,
@@ -170,8 +173,18 @@ impl<'a> Cursor<'a> {
         }
         let array = match elem {
             ValueType::U8 => Array::U8(self.take(n as u64, "array")?.to_vec()),
-            ValueType::I8 => Array::I8(self.take(n as u64, "array")?.iter().map(|&b| b as i8).collect()),
-            ValueType::Bool => Array::Bool(self.take(n as u64, "array")?.iter().map(|&b| b != 0).collect()),
+            ValueType::I8 => Array::I8(
+                self.take(n as u64, "array")?
+                    .iter()
+                    .map(|&b| b as i8)
+                    .collect(),
+            ),
+            ValueType::Bool => Array::Bool(
+                self.take(n as u64, "array")?
+                    .iter()
+                    .map(|&b| b != 0)
+                    .collect(),
+            ),
             ValueType::U16 => read_vec!(U16, u16),
             ValueType::I16 => read_vec!(I16, i16),
             ValueType::U32 => read_vec!(U32, u32),
@@ -270,7 +283,12 @@ pub fn parse_header(buf: &[u8]) -> Result<Header> {
         let ne0 = dims.first().copied().unwrap_or(1);
         let block = ty.block_size();
         if ne0 % block as u64 != 0 {
-            return Err(GgufError::PartialBlock { name, ty, ne0, block });
+            return Err(GgufError::PartialBlock {
+                name,
+                ty,
+                ne0,
+                block,
+            });
         }
         let n_bytes = ty
             .row_bytes(n_elements)

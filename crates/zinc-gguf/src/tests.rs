@@ -54,8 +54,10 @@ fn parse(bytes: Vec<u8>) -> GgufError {
 /// A writer holding one value of every metadata type and a few tensors.
 fn sample_writer() -> GgufWriter {
     let mut w = GgufWriter::new();
-    w.set("general.architecture", Value::String("llama".into())).unwrap();
-    w.set("general.name", Value::String("tiny ✓ ünïcode".into())).unwrap();
+    w.set("general.architecture", Value::String("llama".into()))
+        .unwrap();
+    w.set("general.name", Value::String("tiny ✓ ünïcode".into()))
+        .unwrap();
     w.set("t.u8", Value::U8(200)).unwrap();
     w.set("t.i8", Value::I8(-100)).unwrap();
     w.set("t.u16", Value::U16(60000)).unwrap();
@@ -67,17 +69,34 @@ fn sample_writer() -> GgufWriter {
     w.set("t.u64", Value::U64(u64::MAX)).unwrap();
     w.set("t.i64", Value::I64(i64::MIN)).unwrap();
     w.set("t.f64", Value::F64(-1e300)).unwrap();
-    w.set("t.arr_str", Value::Array(Array::String(vec!["a".into(), "".into(), "ßλ中".into()]))).unwrap();
-    w.set("t.arr_i32", Value::Array(Array::I32(vec![1, -2, 3]))).unwrap();
-    w.set("t.arr_f32", Value::Array(Array::F32(vec![0.5, -0.25]))).unwrap();
+    w.set(
+        "t.arr_str",
+        Value::Array(Array::String(vec!["a".into(), "".into(), "ßλ中".into()])),
+    )
+    .unwrap();
+    w.set("t.arr_i32", Value::Array(Array::I32(vec![1, -2, 3])))
+        .unwrap();
+    w.set("t.arr_f32", Value::Array(Array::F32(vec![0.5, -0.25])))
+        .unwrap();
     w.set("t.arr_u8", Value::Array(Array::U8(vec![]))).unwrap();
-    w.set("t.arr_bool", Value::Array(Array::Bool(vec![true, false]))).unwrap();
-    w.set("t.arr_f64", Value::Array(Array::F64(vec![1.5]))).unwrap();
+    w.set("t.arr_bool", Value::Array(Array::Bool(vec![true, false])))
+        .unwrap();
+    w.set("t.arr_f64", Value::Array(Array::F64(vec![1.5])))
+        .unwrap();
     let vals: Vec<f32> = (0..512).map(|i| (i as f32 * 0.37).sin()).collect();
-    w.add_f32_tensor("token_embd.weight", GgmlType::Q4_K, &[256, 2], &vals).unwrap();
-    w.add_f32_tensor("blk.0.attn_norm.weight", GgmlType::F32, &[7], &vals[..7]).unwrap();
-    w.add_f32_tensor("blk.0.ffn_up.weight", GgmlType::Q8_0, &[64, 3], &vals[..192]).unwrap();
-    w.add_f32_tensor("output.weight", GgmlType::F16, &[5, 3, 2], &vals[..30]).unwrap();
+    w.add_f32_tensor("token_embd.weight", GgmlType::Q4_K, &[256, 2], &vals)
+        .unwrap();
+    w.add_f32_tensor("blk.0.attn_norm.weight", GgmlType::F32, &[7], &vals[..7])
+        .unwrap();
+    w.add_f32_tensor(
+        "blk.0.ffn_up.weight",
+        GgmlType::Q8_0,
+        &[64, 3],
+        &vals[..192],
+    )
+    .unwrap();
+    w.add_f32_tensor("output.weight", GgmlType::F16, &[5, 3, 2], &vals[..30])
+        .unwrap();
     w
 }
 
@@ -97,8 +116,14 @@ fn writer_output_reads_back_identically() {
     assert_eq!(md.get_u64("t.u8").unwrap(), 200, "widening integer access");
     assert!(md.get_u8("t.u16").is_err(), "60000 does not fit in u8");
     assert_eq!(md.get_str_array("t.arr_str").unwrap()[2], "ßλ中");
-    assert!(matches!(md.get_u32("missing"), Err(GgufError::MissingKey(_))));
-    assert!(matches!(md.get_str("t.u32"), Err(GgufError::WrongType { .. })));
+    assert!(matches!(
+        md.get_u32("missing"),
+        Err(GgufError::MissingKey(_))
+    ));
+    assert!(matches!(
+        md.get_str("t.u32"),
+        Err(GgufError::WrongType { .. })
+    ));
     let infos = f.tensor_infos();
     assert_eq!(infos.len(), 4);
     assert_eq!(infos[3].dims, vec![5, 3, 2]);
@@ -139,7 +164,10 @@ fn split_model_loads_like_the_whole_file() {
     let prefix = dir.path().join("m").to_str().unwrap().to_string();
     let paths = w.write_split(&prefix, 3).unwrap();
     assert_eq!(paths.len(), 2);
-    assert!(paths[1].to_str().unwrap().ends_with("m-00002-of-00002.gguf"));
+    assert!(paths[1]
+        .to_str()
+        .unwrap()
+        .ends_with("m-00002-of-00002.gguf"));
     let a = GgufModel::open(&whole).unwrap();
     for p in &paths {
         // Any shard opens the whole model.
@@ -168,7 +196,9 @@ fn a_missing_shard_is_named() {
     let prefix = dir.path().join("m").to_str().unwrap().to_string();
     let paths = sample_writer().write_split(&prefix, 1).unwrap();
     std::fs::remove_file(&paths[2]).unwrap();
-    let err = GgufModel::open(&paths[0]).err().expect("a shard is missing");
+    let err = GgufModel::open(&paths[0])
+        .err()
+        .expect("a shard is missing");
     assert!(err.to_string().contains("m-00003-of-00004.gguf"), "{err}");
 }
 
@@ -200,9 +230,18 @@ fn wrong_magic() {
 
 #[test]
 fn unsupported_versions() {
-    assert!(matches!(parse(Raw::header(1, 0, 0).pad_and_data(0)), GgufError::UnsupportedVersion(1)));
-    assert!(matches!(parse(Raw::header(0xFFFF, 0, 0).pad_and_data(0)), GgufError::UnsupportedVersion(0xFFFF)));
-    assert!(matches!(parse(Raw::header(3u32.swap_bytes(), 0, 0).pad_and_data(0)), GgufError::WrongEndianness(_)));
+    assert!(matches!(
+        parse(Raw::header(1, 0, 0).pad_and_data(0)),
+        GgufError::UnsupportedVersion(1)
+    ));
+    assert!(matches!(
+        parse(Raw::header(0xFFFF, 0, 0).pad_and_data(0)),
+        GgufError::UnsupportedVersion(0xFFFF)
+    ));
+    assert!(matches!(
+        parse(Raw::header(3u32.swap_bytes(), 0, 0).pad_and_data(0)),
+        GgufError::WrongEndianness(_)
+    ));
     // Version 2 parses.
     GgufFile::from_bytes(Raw::header(2, 0, 0).pad_and_data(0)).unwrap();
 }
@@ -222,84 +261,193 @@ fn truncated_files_fail_at_every_length() {
         assert!(r.is_err(), "a file cut to {len} of {data_end} bytes parsed");
     }
     GgufFile::from_bytes(full[..data_end].to_vec()).unwrap();
-    assert!(matches!(parse(Vec::new()), GgufError::Truncated { what: "magic", .. }));
+    assert!(matches!(
+        parse(Vec::new()),
+        GgufError::Truncated { what: "magic", .. }
+    ));
 }
 
 #[test]
 fn huge_counts_are_rejected_before_allocating() {
     let e = parse(Raw::header(3, 1 << 60, 0).pad_and_data(0));
-    assert!(matches!(e, GgufError::CountTooLarge { what: "tensor", count, .. } if count == 1 << 60), "{e}");
+    assert!(
+        matches!(e, GgufError::CountTooLarge { what: "tensor", count, .. } if count == 1 << 60),
+        "{e}"
+    );
     let e = parse(Raw::header(3, 0, 1 << 60).pad_and_data(0));
-    assert!(matches!(e, GgufError::CountTooLarge { what: "metadata key", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            GgufError::CountTooLarge {
+                what: "metadata key",
+                ..
+            }
+        ),
+        "{e}"
+    );
     // A string length of 2^60.
     let e = parse(Raw::header(3, 0, 1).u64(1 << 60).pad_and_data(64));
-    assert!(matches!(e, GgufError::Truncated { what: "metadata key", needed, .. } if needed == 1 << 60), "{e}");
+    assert!(
+        matches!(e, GgufError::Truncated { what: "metadata key", needed, .. } if needed == 1 << 60),
+        "{e}"
+    );
     // An array of 2^60 u32.
-    let e = parse(Raw::header(3, 0, 1).str("k").u32(9).u32(4).u64(1 << 60).pad_and_data(64));
-    assert!(matches!(e, GgufError::CountTooLarge { what: "array element", .. }), "{e}");
+    let e = parse(
+        Raw::header(3, 0, 1)
+            .str("k")
+            .u32(9)
+            .u32(4)
+            .u64(1 << 60)
+            .pad_and_data(64),
+    );
+    assert!(
+        matches!(
+            e,
+            GgufError::CountTooLarge {
+                what: "array element",
+                ..
+            }
+        ),
+        "{e}"
+    );
     // An array of 2^61 strings (8 bytes each at least).
-    let e = parse(Raw::header(3, 0, 1).str("k").u32(9).u32(8).u64(1 << 61).pad_and_data(64));
+    let e = parse(
+        Raw::header(3, 0, 1)
+            .str("k")
+            .u32(9)
+            .u32(8)
+            .u64(1 << 61)
+            .pad_and_data(64),
+    );
     assert!(matches!(e, GgufError::CountTooLarge { .. }), "{e}");
 }
 
 #[test]
 fn overflowing_dims() {
-    let b = Raw::header(3, 1, 0).tensor("w", &[1 << 32, 1 << 32, 1 << 32], 0, 0).pad_and_data(0);
+    let b = Raw::header(3, 1, 0)
+        .tensor("w", &[1 << 32, 1 << 32, 1 << 32], 0, 0)
+        .pad_and_data(0);
     assert!(matches!(parse(b), GgufError::ShapeOverflow { .. }));
     // i64::MAX elements of f32 overflow the byte count.
-    let b = Raw::header(3, 1, 0).tensor("w", &[1 << 62], 0, 0).pad_and_data(0);
+    let b = Raw::header(3, 1, 0)
+        .tensor("w", &[1 << 62], 0, 0)
+        .pad_and_data(0);
     assert!(matches!(parse(b), GgufError::ShapeOverflow { .. }));
-    let b = Raw::header(3, 1, 0).tensor("w", &[u64::MAX], 0, 0).pad_and_data(0);
+    let b = Raw::header(3, 1, 0)
+        .tensor("w", &[u64::MAX], 0, 0)
+        .pad_and_data(0);
     assert!(matches!(parse(b), GgufError::NegativeDim { .. }));
-    let b = Raw::header(3, 1, 0).tensor("w", &[1, 1, 1, 1, 1], 0, 0).pad_and_data(0);
+    let b = Raw::header(3, 1, 0)
+        .tensor("w", &[1, 1, 1, 1, 1], 0, 0)
+        .pad_and_data(0);
     assert!(matches!(parse(b), GgufError::TooManyDims { n_dims: 5, .. }));
 }
 
 #[test]
 fn offsets_past_the_end() {
-    let b = Raw::header(3, 1, 0).tensor("w", &[8], 0, 0).pad_and_data(31);
+    let b = Raw::header(3, 1, 0)
+        .tensor("w", &[8], 0, 0)
+        .pad_and_data(31);
     let e = parse(b);
-    assert!(matches!(&e, GgufError::TensorOutOfBounds { name, .. } if name == "w"), "{e}");
-    let b = Raw::header(3, 1, 0).tensor("w", &[8], 0, u64::MAX - 31).pad_and_data(64);
-    assert!(matches!(parse(b), GgufError::TensorOutOfBounds { .. } | GgufError::MisalignedTensor { .. }));
-    let b = Raw::header(3, 1, 0).tensor("w", &[8], 0, 1 << 40).pad_and_data(64);
+    assert!(
+        matches!(&e, GgufError::TensorOutOfBounds { name, .. } if name == "w"),
+        "{e}"
+    );
+    let b = Raw::header(3, 1, 0)
+        .tensor("w", &[8], 0, u64::MAX - 31)
+        .pad_and_data(64);
+    assert!(matches!(
+        parse(b),
+        GgufError::TensorOutOfBounds { .. } | GgufError::MisalignedTensor { .. }
+    ));
+    let b = Raw::header(3, 1, 0)
+        .tensor("w", &[8], 0, 1 << 40)
+        .pad_and_data(64);
     assert!(matches!(parse(b), GgufError::TensorOutOfBounds { .. }));
     // Exactly at the end is fine.
-    GgufFile::from_bytes(Raw::header(3, 1, 0).tensor("w", &[8], 0, 0).pad_and_data(32)).unwrap();
+    GgufFile::from_bytes(
+        Raw::header(3, 1, 0)
+            .tensor("w", &[8], 0, 0)
+            .pad_and_data(32),
+    )
+    .unwrap();
 }
 
 #[test]
 fn unknown_types() {
-    let b = Raw::header(3, 1, 0).tensor("w", &[8], 4, 0).pad_and_data(64);
-    assert!(matches!(parse(b), GgufError::UnknownTensorType { type_id: 4, .. }));
-    let b = Raw::header(3, 1, 0).tensor("w", &[8], 9999, 0).pad_and_data(64);
-    assert!(matches!(parse(b), GgufError::UnknownTensorType { type_id: 9999, .. }));
+    let b = Raw::header(3, 1, 0)
+        .tensor("w", &[8], 4, 0)
+        .pad_and_data(64);
+    assert!(matches!(
+        parse(b),
+        GgufError::UnknownTensorType { type_id: 4, .. }
+    ));
+    let b = Raw::header(3, 1, 0)
+        .tensor("w", &[8], 9999, 0)
+        .pad_and_data(64);
+    assert!(matches!(
+        parse(b),
+        GgufError::UnknownTensorType { type_id: 9999, .. }
+    ));
     let b = Raw::header(3, 0, 1).str("k").u32(13).u32(0).pad_and_data(0);
-    assert!(matches!(parse(b), GgufError::UnknownValueType { type_id: 13, .. }));
-    let b = Raw::header(3, 0, 1).str("k").u32(9).u32(9).u64(0).pad_and_data(0);
+    assert!(matches!(
+        parse(b),
+        GgufError::UnknownValueType { type_id: 13, .. }
+    ));
+    let b = Raw::header(3, 0, 1)
+        .str("k")
+        .u32(9)
+        .u32(9)
+        .u64(0)
+        .pad_and_data(0);
     assert!(matches!(parse(b), GgufError::NestedArray { .. }));
 }
 
 #[test]
 fn duplicates() {
-    let b = Raw::header(3, 0, 2).kv_u32("a", 1).kv_u32("a", 2).pad_and_data(0);
+    let b = Raw::header(3, 0, 2)
+        .kv_u32("a", 1)
+        .kv_u32("a", 2)
+        .pad_and_data(0);
     assert!(matches!(parse(b), GgufError::DuplicateKey(k) if k == "a"));
-    let b = Raw::header(3, 2, 0).tensor("w", &[8], 0, 0).tensor("w", &[8], 0, 32).pad_and_data(64);
+    let b = Raw::header(3, 2, 0)
+        .tensor("w", &[8], 0, 0)
+        .tensor("w", &[8], 0, 32)
+        .pad_and_data(64);
     assert!(matches!(parse(b), GgufError::DuplicateTensor(n) if n == "w"));
 }
 
 #[test]
 fn misalignment() {
-    let b = Raw::header(3, 1, 0).tensor("w", &[8], 0, 4).pad_and_data(64);
-    assert!(matches!(parse(b), GgufError::MisalignedTensor { offset: 4, alignment: 32, .. }));
-    let b = Raw::header(3, 0, 1).kv_u32("general.alignment", 24).pad_and_data(0);
+    let b = Raw::header(3, 1, 0)
+        .tensor("w", &[8], 0, 4)
+        .pad_and_data(64);
+    assert!(matches!(
+        parse(b),
+        GgufError::MisalignedTensor {
+            offset: 4,
+            alignment: 32,
+            ..
+        }
+    ));
+    let b = Raw::header(3, 0, 1)
+        .kv_u32("general.alignment", 24)
+        .pad_and_data(0);
     assert!(matches!(parse(b), GgufError::BadAlignment(24)));
-    let b = Raw::header(3, 0, 1).kv_u32("general.alignment", 0).pad_and_data(0);
+    let b = Raw::header(3, 0, 1)
+        .kv_u32("general.alignment", 0)
+        .pad_and_data(0);
     assert!(matches!(parse(b), GgufError::BadAlignment(0)));
-    let b = Raw::header(3, 0, 1).str("general.alignment").u32(8).str("x").pad_and_data(0);
+    let b = Raw::header(3, 0, 1)
+        .str("general.alignment")
+        .u32(8)
+        .str("x")
+        .pad_and_data(0);
     assert!(matches!(parse(b), GgufError::WrongType { .. }));
     // A block type whose first dimension is not a whole number of blocks.
-    let b = Raw::header(3, 1, 0).tensor("w", &[33], GgmlType::Q4_0.id(), 0).pad_and_data(64);
+    let b = Raw::header(3, 1, 0)
+        .tensor("w", &[33], GgmlType::Q4_0.id(), 0)
+        .pad_and_data(64);
     assert!(matches!(parse(b), GgufError::PartialBlock { ne0: 33, .. }));
 }
 
@@ -317,8 +465,14 @@ fn errors_from_files_name_the_file() {
     let path = dir.path().join("bad.gguf");
     std::fs::write(&path, b"GGUF\x01\x00\x00\x00").unwrap();
     let msg = GgufFile::open(&path).err().unwrap().to_string();
-    assert!(msg.contains("bad.gguf") && msg.contains("version 1"), "{msg}");
-    let msg = GgufFile::open(dir.path().join("nope.gguf")).err().unwrap().to_string();
+    assert!(
+        msg.contains("bad.gguf") && msg.contains("version 1"),
+        "{msg}"
+    );
+    let msg = GgufFile::open(dir.path().join("nope.gguf"))
+        .err()
+        .unwrap()
+        .to_string();
     assert!(msg.contains("nope.gguf"), "{msg}");
 }
 

@@ -11,12 +11,15 @@ use crate::file::{split_path, KEY_SPLIT_COUNT, KEY_SPLIT_NO, KEY_SPLIT_TENSORS_C
 use crate::reader::{DEFAULT_ALIGNMENT, GGUF_MAGIC, MAX_DIMS};
 use crate::value::{Array, Metadata, Value};
 
+/// Fills a buffer of exactly a tensor's size with its bytes.
+pub type FillFn = Box<dyn Fn(&mut [u8]) + Send + Sync>;
+
 /// Where a tensor's bytes come from when the file is written.
 pub enum TensorData {
     Bytes(Vec<u8>),
     /// Called once with a buffer of exactly the tensor's size to fill (for files too large to
     /// hold in memory, such as `zinc synth` output).
-    Generated(Box<dyn Fn(&mut [u8]) + Send + Sync>),
+    Generated(FillFn),
 }
 
 pub(crate) struct PendingTensor {
@@ -58,7 +61,11 @@ impl GgufWriter {
                 Some(a) if a > 0 && (a as u64).is_power_of_two() && a <= u32::MAX as i128 => {
                     self.alignment = a as u64
                 }
-                _ => return Err(GgufError::Writer(format!("general.alignment = {value} is not a power of two"))),
+                _ => {
+                    return Err(GgufError::Writer(format!(
+                        "general.alignment = {value} is not a power of two"
+                    )))
+                }
             }
         }
         self.metadata.set(key, value);
@@ -70,7 +77,13 @@ impl GgufWriter {
     }
 
     /// Adds a tensor whose bytes are already encoded in `ty` blocks.
-    pub fn add_tensor(&mut self, name: &str, ty: GgmlType, dims: &[u64], data: Vec<u8>) -> Result<&mut Self> {
+    pub fn add_tensor(
+        &mut self,
+        name: &str,
+        ty: GgmlType,
+        dims: &[u64],
+        data: Vec<u8>,
+    ) -> Result<&mut Self> {
         let n_bytes = self.check_tensor(name, ty, dims)?;
         if data.len() as u64 != n_bytes {
             return Err(GgufError::Writer(format!(
@@ -88,7 +101,7 @@ impl GgufWriter {
         name: &str,
         ty: GgmlType,
         dims: &[u64],
-        fill: Box<dyn Fn(&mut [u8]) + Send + Sync>,
+        fill: FillFn,
     ) -> Result<&mut Self> {
         let n_bytes = self.check_tensor(name, ty, dims)?;
         self.push(name, ty, dims, n_bytes, TensorData::Generated(fill));
@@ -96,7 +109,13 @@ impl GgufWriter {
     }
 
     /// Adds an f32 tensor, encoding it as `ty`.
-    pub fn add_f32_tensor(&mut self, name: &str, ty: GgmlType, dims: &[u64], values: &[f32]) -> Result<&mut Self> {
+    pub fn add_f32_tensor(
+        &mut self,
+        name: &str,
+        ty: GgmlType,
+        dims: &[u64],
+        values: &[f32],
+    ) -> Result<&mut Self> {
         let data = zinc_quant::quantize_to_vec(ty, values)
             .map_err(|e| GgufError::Writer(format!("tensor {name:?}: {e}")))?;
         self.add_tensor(name, ty, dims, data)
@@ -114,7 +133,10 @@ impl GgufWriter {
 
     fn check_tensor(&self, name: &str, ty: GgmlType, dims: &[u64]) -> Result<u64> {
         if dims.len() > MAX_DIMS {
-            return Err(GgufError::Writer(format!("tensor {name:?} has {} dimensions", dims.len())));
+            return Err(GgufError::Writer(format!(
+                "tensor {name:?} has {} dimensions",
+                dims.len()
+            )));
         }
         if self.tensors.iter().any(|t| t.name == name) {
             return Err(GgufError::DuplicateTensor(name.to_string()));
@@ -122,7 +144,9 @@ impl GgufWriter {
         let n = dims
             .iter()
             .try_fold(1u64, |a, &d| a.checked_mul(d))
-            .ok_or_else(|| GgufError::Writer(format!("tensor {name:?}: shape {dims:?} overflows")))?;
+            .ok_or_else(|| {
+                GgufError::Writer(format!("tensor {name:?}: shape {dims:?} overflows"))
+            })?;
         if dims.first().copied().unwrap_or(1) % ty.block_size() as u64 != 0 {
             return Err(GgufError::Writer(format!(
                 "tensor {name:?}: first dimension of {dims:?} is not a multiple of the {ty} block size {}",
@@ -150,11 +174,16 @@ impl GgufWriter {
         let groups: Vec<Vec<&PendingTensor>> = if self.tensors.is_empty() {
             vec![Vec::new()]
         } else {
-            self.tensors.chunks(max_tensors).map(|c| c.iter().collect()).collect()
+            self.tensors
+                .chunks(max_tensors)
+                .map(|c| c.iter().collect())
+                .collect()
         };
         let count = groups.len();
         if count > u16::MAX as usize {
-            return Err(GgufError::Writer(format!("{count} shards exceed the 65535 that split.count holds")));
+            return Err(GgufError::Writer(format!(
+                "{count} shards exceed the 65535 that split.count holds"
+            )));
         }
         let mut paths = Vec::with_capacity(count);
         for (no, group) in groups.iter().enumerate() {
@@ -169,7 +198,10 @@ impl GgufWriter {
             };
             md.set(KEY_SPLIT_NO, Value::U16(no as u16));
             md.set(KEY_SPLIT_COUNT, Value::U16(count as u16));
-            md.set(KEY_SPLIT_TENSORS_COUNT, Value::I32(self.tensors.len() as i32));
+            md.set(
+                KEY_SPLIT_TENSORS_COUNT,
+                Value::I32(self.tensors.len() as i32),
+            );
             let path = split_path(prefix, no as u32 + 1, count as u32);
             write_file(&path, &md, group, self.alignment)?;
             paths.push(path);
@@ -180,7 +212,12 @@ impl GgufWriter {
 
 /// Writes to `<path>.partial` and renames it into place, so an interrupted write never leaves a
 /// truncated file under the final name.
-fn write_file(path: &Path, md: &Metadata, tensors: &[&PendingTensor], alignment: u64) -> Result<()> {
+fn write_file(
+    path: &Path,
+    md: &Metadata,
+    tensors: &[&PendingTensor],
+    alignment: u64,
+) -> Result<()> {
     let mut partial = path.as_os_str().to_owned();
     partial.push(".partial");
     let partial = PathBuf::from(partial);
@@ -188,7 +225,12 @@ fn write_file(path: &Path, md: &Metadata, tensors: &[&PendingTensor], alignment:
     std::fs::rename(&partial, path).map_err(|e| GgufError::io(path, e))
 }
 
-fn write_unrenamed(path: &Path, md: &Metadata, tensors: &[&PendingTensor], alignment: u64) -> Result<()> {
+fn write_unrenamed(
+    path: &Path,
+    md: &Metadata,
+    tensors: &[&PendingTensor],
+    alignment: u64,
+) -> Result<()> {
     let io = |e| GgufError::io(path, e);
     // The header (metadata and tensor table) is small next to the data: assemble it in memory.
     let mut head = Vec::new();

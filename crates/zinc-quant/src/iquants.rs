@@ -29,7 +29,8 @@ pub fn dequantize_iq4_xs(b: &[u8], y: &mut [f32]) {
     let scales_l = &b[4..8];
     let qs = &b[8..136];
     for (ib, ys) in y.chunks_exact_mut(32).enumerate() {
-        let ls = ((scales_l[ib / 2] >> (4 * (ib % 2))) & 15) | ((((scales_h >> (2 * ib)) & 3) as u8) << 4);
+        let ls = ((scales_l[ib / 2] >> (4 * (ib % 2))) & 15)
+            | ((((scales_h >> (2 * ib)) & 3) as u8) << 4);
         let dl = d * (ls as i32 - 32) as f32;
         decode_nibbles(dl, &qs[16 * ib..16 * ib + 16], ys);
     }

@@ -170,7 +170,7 @@ fn fit_affine(x: &[f32], nmax: u8) -> (f32, f32) {
         } else {
             (s, o)
         };
-        if !(s > 0.0) || !s.is_finite() {
+        if s.is_nan() || s <= 0.0 || !s.is_finite() {
             break;
         }
         scale = s as f32;
@@ -227,7 +227,12 @@ fn sq_err_sym(x: &[f32], scale: f32, nmin: i32, nmax: i32) -> f32 {
 
 /// Quantizes non-negative per-sub-block values to `bits`-bit integers under one f16 super-scale.
 /// Returns the stored super-scale and the integers.
-fn quantize_scales<const N: usize>(vals: &[f32; N], bits: u32, b: &mut [u8], at: usize) -> (f32, [u8; N]) {
+fn quantize_scales<const N: usize>(
+    vals: &[f32; N],
+    bits: u32,
+    b: &mut [u8],
+    at: usize,
+) -> (f32, [u8; N]) {
     let top = ((1u32 << bits) - 1) as f32;
     let max = vals.iter().fold(0.0f32, |m, &v| m.max(v));
     let d = put_f16(b, at, max / top);

@@ -42,7 +42,7 @@ fn check_sizes(ty: GgmlType, bytes: usize, elements: usize) -> Result<usize, Qua
         return Err(QuantError::Unsupported(ty));
     }
     let block = ty.block_size();
-    if elements % block != 0 {
+    if !elements.is_multiple_of(block) {
         return Err(QuantError::PartialBlock {
             ty,
             elements,
@@ -135,7 +135,11 @@ pub fn quantize(ty: GgmlType, src: &[f32], dst: &mut [u8]) -> Result<(), QuantEr
 }
 
 /// `dequantize` into a new vector of `elements` values.
-pub fn dequantize_to_vec(ty: GgmlType, src: &[u8], elements: usize) -> Result<Vec<f32>, QuantError> {
+pub fn dequantize_to_vec(
+    ty: GgmlType,
+    src: &[u8],
+    elements: usize,
+) -> Result<Vec<f32>, QuantError> {
     check_sizes(ty, src.len(), elements)?;
     let mut out = vec![0.0; elements];
     dequantize(ty, src, &mut out)?;
@@ -148,7 +152,7 @@ pub fn quantize_to_vec(ty: GgmlType, src: &[f32]) -> Result<Vec<u8>, QuantError>
         return Err(QuantError::Unsupported(ty));
     }
     let block = ty.block_size();
-    if src.len() % block != 0 {
+    if !src.len().is_multiple_of(block) {
         return Err(QuantError::PartialBlock {
             ty,
             elements: src.len(),

@@ -19,7 +19,11 @@ fn gaussian(n: usize, seed: u64) -> Vec<f32> {
 fn round_trip_error(ty: GgmlType, x: &[f32]) -> f32 {
     let q = quantize_to_vec(ty, x).unwrap();
     let y = dequantize_to_vec(ty, &q, x.len()).unwrap();
-    let num: f64 = x.iter().zip(&y).map(|(a, b)| ((a - b) as f64).powi(2)).sum();
+    let num: f64 = x
+        .iter()
+        .zip(&y)
+        .map(|(a, b)| ((a - b) as f64).powi(2))
+        .sum();
     let den: f64 = x.iter().map(|a| (*a as f64).powi(2)).sum();
     (num / den).sqrt() as f32
 }
@@ -50,7 +54,10 @@ const BOUNDS: &[(GgmlType, f32)] = &[
 #[test]
 fn every_supported_format_has_a_bound() {
     for t in SUPPORTED {
-        assert!(BOUNDS.iter().any(|(b, _)| b == t), "{t} has no stated bound");
+        assert!(
+            BOUNDS.iter().any(|(b, _)| b == t),
+            "{t} has no stated bound"
+        );
     }
 }
 
@@ -74,12 +81,18 @@ fn zeros_and_constants_survive() {
         let zeros = vec![0.0f32; n];
         let q = quantize_to_vec(ty, &zeros).unwrap();
         let y = dequantize_to_vec(ty, &q, n).unwrap();
-        assert!(y.iter().all(|v| *v == 0.0), "{ty}: zeros do not round-trip: {y:?}");
+        assert!(
+            y.iter().all(|v| *v == 0.0),
+            "{ty}: zeros do not round-trip: {y:?}"
+        );
         let ones = vec![0.5f32; n];
         let q = quantize_to_vec(ty, &ones).unwrap();
         let y = dequantize_to_vec(ty, &q, n).unwrap();
         for v in y {
-            assert!((v - 0.5).abs() <= 0.5 * 0.08, "{ty}: a constant 0.5 came back as {v}");
+            assert!(
+                (v - 0.5).abs() <= 0.5 * 0.08,
+                "{ty}: a constant 0.5 came back as {v}"
+            );
         }
     }
 }
@@ -140,7 +153,10 @@ fn bf16_rounds_to_nearest_even_and_keeps_nan() {
     assert_eq!(float::f32_to_bf16(f32::from_bits(0x3f80_8000)), 0x3f80);
     assert_eq!(float::f32_to_bf16(f32::from_bits(0x3f81_8000)), 0x3f82);
     let nan = float::f32_to_bf16(f32::from_bits(0x7f80_0001));
-    assert!(nan & 0x7f80 == 0x7f80 && nan & 0x7f != 0, "NaN must stay NaN: {nan:#x}");
+    assert!(
+        nan & 0x7f80 == 0x7f80 && nan & 0x7f != 0,
+        "NaN must stay NaN: {nan:#x}"
+    );
 }
 
 #[test]

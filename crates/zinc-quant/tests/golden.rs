@@ -26,12 +26,19 @@ fn dequantize_is_bit_exact_with_gguf_py() {
             let w = u32::from_le_bytes(w.try_into().unwrap());
             if g.to_bits() != w {
                 if mismatches < 5 {
-                    eprintln!("{ty}[{i}]: got {g:e} ({:#010x}), gguf-py {:e} ({w:#010x})", g.to_bits(), f32::from_bits(w));
+                    eprintln!(
+                        "{ty}[{i}]: got {g:e} ({:#010x}), gguf-py {:e} ({w:#010x})",
+                        g.to_bits(),
+                        f32::from_bits(w)
+                    );
                 }
                 mismatches += 1;
             }
         }
-        assert_eq!(mismatches, 0, "{ty}: {mismatches} of {n} values differ from gguf-py");
+        assert_eq!(
+            mismatches, 0,
+            "{ty}: {mismatches} of {n} values differ from gguf-py"
+        );
         checked += 1;
     }
     assert_eq!(checked, SUPPORTED.len() - 1);

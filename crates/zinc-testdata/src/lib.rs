@@ -30,7 +30,10 @@ impl TestModel {
 
 /// The repository root (where `scripts/` lives).
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("repository root")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repository root")
 }
 
 static FETCH: Mutex<()> = Mutex::new(());
@@ -53,7 +56,11 @@ pub fn model(m: TestModel) -> PathBuf {
         );
     }
     let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    assert!(path.is_file(), "fetch script printed {} which is not a file", path.display());
+    assert!(
+        path.is_file(),
+        "fetch script printed {} which is not a file",
+        path.display()
+    );
     path
 }
 
@@ -125,5 +132,7 @@ pub fn gguf_py_dump(path: &Path, hash: bool) -> String {
 }
 
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3))
+    bytes.iter().fold(0xcbf29ce484222325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100000001b3)
+    })
 }

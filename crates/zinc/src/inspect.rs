@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 use zinc_gguf::{Array, GgufModel, Metadata, Value};
 
@@ -94,9 +94,12 @@ fn json_value(v: &Value) -> serde_json::Value {
         Value::F64(x) => json!(x),
         Value::Bool(x) => json!(x),
         Value::String(s) => json!(s),
-        Value::Array(a) if a.len() <= ARRAY_INLINE_MAX => {
-            serde_json::Value::Array((0..a.len()).filter_map(|i| a.get(i)).map(|e| json_value(&e)).collect())
-        }
+        Value::Array(a) if a.len() <= ARRAY_INLINE_MAX => serde_json::Value::Array(
+            (0..a.len())
+                .filter_map(|i| a.get(i))
+                .map(|e| json_value(&e))
+                .collect(),
+        ),
         Value::Array(a) => json!({ "elem_type": a.elem_type().name(), "len": a.len() }),
     }
 }
@@ -148,7 +151,9 @@ pub fn report(model: &GgufModel, path: &std::path::Path) -> Result<InspectReport
     let mut type_histogram = BTreeMap::new();
     let mut tensors = Vec::with_capacity(model.n_tensors());
     for (t, shard) in model.tensors().zip(model.tensor_shards()) {
-        *type_histogram.entry(t.info.ty.name().to_string()).or_insert(0) += 1;
+        *type_histogram
+            .entry(t.info.ty.name().to_string())
+            .or_insert(0) += 1;
         tensors.push(TensorEntry {
             name: t.info.name.clone(),
             ty: t.info.ty.name().to_string(),
@@ -160,7 +165,11 @@ pub fn report(model: &GgufModel, path: &std::path::Path) -> Result<InspectReport
     }
     Ok(InspectReport {
         path: path.display().to_string(),
-        shards: model.shards().iter().map(|s| s.path().display().to_string()).collect(),
+        shards: model
+            .shards()
+            .iter()
+            .map(|s| s.path().display().to_string())
+            .collect(),
         file_size: model.file_size(),
         gguf_version: model.version(),
         alignment: model.shards()[0].header().alignment,
@@ -197,9 +206,22 @@ fn print_text(r: &InspectReport, model: &GgufModel, with_tensors: bool) -> std::
     if r.shards.len() > 1 {
         writeln!(out, "shards        {}", r.shards.len())?;
     }
-    writeln!(out, "size          {} ({} bytes)", human_bytes(r.file_size), r.file_size)?;
-    writeln!(out, "gguf          version {}, alignment {}", r.gguf_version, r.alignment)?;
-    writeln!(out, "architecture  {}", r.architecture.as_deref().unwrap_or("(none)"))?;
+    writeln!(
+        out,
+        "size          {} ({} bytes)",
+        human_bytes(r.file_size),
+        r.file_size
+    )?;
+    writeln!(
+        out,
+        "gguf          version {}, alignment {}",
+        r.gguf_version, r.alignment
+    )?;
+    writeln!(
+        out,
+        "architecture  {}",
+        r.architecture.as_deref().unwrap_or("(none)")
+    )?;
     if let Some(n) = &r.name {
         writeln!(out, "name          {n}")?;
     }
@@ -215,7 +237,11 @@ fn print_text(r: &InspectReport, model: &GgufModel, with_tensors: bool) -> std::
         )?,
         None => writeln!(out, "tokenizer     (none)")?,
     }
-    writeln!(out, "chat template {}", if r.chat_template { "present" } else { "absent" })?;
+    writeln!(
+        out,
+        "chat template {}",
+        if r.chat_template { "present" } else { "absent" }
+    )?;
     if !r.hyperparameters.is_empty() {
         writeln!(out, "\nhyper-parameters")?;
         for k in r.hyperparameters.keys() {
@@ -230,24 +256,41 @@ fn print_text(r: &InspectReport, model: &GgufModel, with_tensors: bool) -> std::
         if shown.chars().count() > 100 {
             shown = shown.chars().take(97).collect::<String>() + "…";
         }
-        writeln!(out, "  {k:<48} {:<16} {}", v.type_description(), shown.replace('\n', "\\n"))?;
+        writeln!(
+            out,
+            "  {k:<48} {:<16} {}",
+            v.type_description(),
+            shown.replace('\n', "\\n")
+        )?;
     }
     writeln!(out, "\ntensors       {}", r.tensor_count)?;
-    let hist: Vec<String> = r.type_histogram.iter().map(|(t, n)| format!("{t} ×{n}")).collect();
+    let hist: Vec<String> = r
+        .type_histogram
+        .iter()
+        .map(|(t, n)| format!("{t} ×{n}"))
+        .collect();
     writeln!(out, "types         {}", hist.join(", "))?;
     if with_tensors {
         writeln!(out)?;
-        writeln!(out, "  {:<40} {:<8} {:<24} {:>12} {:>12}", "name", "type", "shape", "offset", "bytes")?;
+        writeln!(
+            out,
+            "  {:<40} {:<8} {:<24} {:>12} {:>12}",
+            "name", "type", "shape", "offset", "bytes"
+        )?;
         for t in &r.tensors {
             let shape = format!("{:?}", t.shape);
-            writeln!(out, "  {:<40} {:<8} {:<24} {:>12} {:>12}", t.name, t.ty, shape, t.offset, t.n_bytes)?;
+            writeln!(
+                out,
+                "  {:<40} {:<8} {:<24} {:>12} {:>12}",
+                t.name, t.ty, shape, t.offset, t.n_bytes
+            )?;
         }
     }
     Ok(())
 }
 
 pub fn run(args: &InspectArgs) -> Result<()> {
-    let model = GgufModel::open(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let model = GgufModel::open(&args.file)?;
     let r = report(&model, &args.file)?;
     if args.json {
         let mut out = std::io::stdout().lock();

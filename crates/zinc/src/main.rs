@@ -7,7 +7,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "zinc", version, about = "Local LLM inference on the GPU you already own")]
+#[command(
+    name = "zinc",
+    version,
+    about = "Local LLM inference on the GPU you already own"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
