@@ -8,10 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 pyenv="${ZINC_PYENV:-$HOME/.cache/zinc/pyenv}"
-if ! "$pyenv/bin/python" -c 'import gguf, numpy' 2>/dev/null; then
+if ! "$pyenv/bin/python" -c 'import gguf, numpy, regex' 2>/dev/null; then
     echo "[test.sh] preparing Python environment in $pyenv" >&2
     python3 -m venv "$pyenv"
-    "$pyenv/bin/pip" install --quiet --disable-pip-version-check gguf==0.19.0 'numpy>=1.26'
+    "$pyenv/bin/pip" install --quiet --disable-pip-version-check gguf==0.19.0 'numpy>=1.26' regex
 fi
 export ZINC_PYTHON="$pyenv/bin/python"
 

@@ -77,14 +77,14 @@ pub fn python() -> PathBuf {
         .or(prepared)
         .unwrap_or_else(|| "python3".into());
     let ok = Command::new(&py)
-        .args(["-c", "import gguf, numpy"])
+        .args(["-c", "import gguf, numpy, regex"])
         .status()
         .map(|s| s.success())
         .unwrap_or(false);
     assert!(
         ok,
         "{} cannot import gguf-py; run the tests through scripts/test.sh, or set ZINC_PYTHON to a \
-         Python with `pip install gguf==0.19.0 numpy`",
+         Python with `pip install gguf==0.19.0 numpy regex`",
         py.display()
     );
     py

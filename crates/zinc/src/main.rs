@@ -1,6 +1,7 @@
 //! The `zinc` binary: argument parsing and turning library errors into one clear line.
 
 mod inspect;
+mod tokenize;
 
 use std::process::ExitCode;
 
@@ -21,12 +22,18 @@ struct Cli {
 enum Command {
     /// Describe a GGUF model: architecture, hyper-parameters, tokenizer, tensor table.
     Inspect(inspect::InspectArgs),
+    /// Turn text into token ids with a model's tokenizer.
+    Tokenize(tokenize::TokenizeArgs),
+    /// Render a conversation with a model's chat template.
+    Template(tokenize::TemplateArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(&args),
+        Command::Tokenize(args) => tokenize::tokenize(&args),
+        Command::Template(args) => tokenize::template(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
