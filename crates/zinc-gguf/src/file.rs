@@ -273,6 +273,17 @@ impl GgufModel {
         self.order.iter().map(|&(s, _)| s)
     }
 
+    /// Position of a tensor in `tensors()` order.
+    pub fn tensor_index(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The tensor at a position of `tensors()` order.
+    pub fn tensor_by_index(&self, i: usize) -> Option<Tensor<'_>> {
+        let &(s, t) = self.order.get(i)?;
+        self.shards[s].tensor_at(t)
+    }
+
     pub fn get(&self, name: &str) -> Option<Tensor<'_>> {
         let &i = self.by_name.get(name)?;
         let (s, t) = self.order[i];

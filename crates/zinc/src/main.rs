@@ -1,6 +1,10 @@
 //! The `zinc` binary: argument parsing and turning library errors into one clear line.
 
+mod bench;
 mod inspect;
+mod load;
+mod perplexity;
+mod run;
 mod tokenize;
 
 use std::process::ExitCode;
@@ -22,6 +26,14 @@ struct Cli {
 enum Command {
     /// Describe a GGUF model: architecture, hyper-parameters, tokenizer, tensor table.
     Inspect(inspect::InspectArgs),
+    /// Generate text from a prompt, streamed to stdout.
+    Run(run::RunArgs),
+    /// Print the logits at every position for given token ids (JSON).
+    Logits(run::LogitsArgs),
+    /// Perplexity of a model on a text file (llama.cpp's method).
+    Perplexity(perplexity::PerplexityArgs),
+    /// Prompt and generation speed, like llama-bench.
+    Bench(bench::BenchArgs),
     /// Turn text into token ids with a model's tokenizer.
     Tokenize(tokenize::TokenizeArgs),
     /// Render a conversation with a model's chat template.
@@ -32,6 +44,10 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Inspect(args) => inspect::run(&args),
+        Command::Run(args) => run::run(&args),
+        Command::Logits(args) => run::logits(&args),
+        Command::Perplexity(args) => perplexity::perplexity(&args),
+        Command::Bench(args) => bench::bench(&args),
         Command::Tokenize(args) => tokenize::tokenize(&args),
         Command::Template(args) => tokenize::template(&args),
     };

@@ -1,0 +1,244 @@
+//! AVX2 dot products for the formats real models are made of (Q8_0, Q4_0, Q5_0, IQ4_NL, Q4_K,
+//! Q6_K). Each computes exactly the integer sums of `dot.rs` (per 32-element block or 16-element
+//! group), 32 products at a time: `maddubs` multiplies unsigned by signed bytes into i16 pairs
+//! (signed weights go through the sign trick: |w| · (x · sign w)), `madd` widens to i32.
+//! Results differ from the scalar path only in the order of the f32 additions.
+
+#![cfg(target_arch = "x86_64")]
+
+use std::arch::x86_64::*;
+
+use zinc_gguf::GgmlType;
+
+use super::dot::{ActRow, BlockQ8, BlockQ8K};
+
+const IQ4_LEVELS: [i8; 16] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
+
+/// f16 → f32 with the F16C instruction (inlined, unlike the `half` crate's call).
+#[inline(always)]
+unsafe fn f16_at(b: &[u8], at: usize) -> f32 {
+    let h = u16::from_le_bytes([b[at], b[at + 1]]);
+    _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h as i32)))
+}
+
+/// The formats with an AVX2 kernel here.
+pub fn has_kernel(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::IQ4_NL | GgmlType::Q4_K | GgmlType::Q6_K)
+}
+
+/// Σ of signed-byte products of `x` and `y`, as 8 f32 lanes.
+#[inline(always)]
+unsafe fn mul_sum_i8(x: __m256i, y: __m256i) -> __m256 {
+    let ax = _mm256_sign_epi8(x, x);
+    let sy = _mm256_sign_epi8(y, x);
+    let dot16 = _mm256_maddubs_epi16(ax, sy);
+    _mm256_cvtepi32_ps(_mm256_madd_epi16(dot16, _mm256_set1_epi16(1)))
+}
+
+#[inline(always)]
+unsafe fn hsum(v: __m256) -> f32 {
+    let lo = _mm256_castps256_ps128(v);
+    let hi = _mm256_extractf128_ps(v, 1);
+    let s = _mm_add_ps(lo, hi);
+    let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    let s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    _mm_cvtss_f32(s)
+}
+
+#[inline(always)]
+unsafe fn hsum_i32(v: __m256i) -> i32 {
+    let lo = _mm256_castsi256_si128(v);
+    let hi = _mm256_extracti128_si256(v, 1);
+    let s = _mm_add_epi32(lo, hi);
+    let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b01_00_11_10));
+    let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b10_11_00_01));
+    _mm_cvtsi128_si32(s)
+}
+
+/// 16 bytes of nibbles → 32 bytes: low nibbles (elements 0..16) in the low lane, high in the high.
+#[inline(always)]
+unsafe fn nibbles(p: *const u8) -> __m256i {
+    let b = _mm_loadu_si128(p as *const __m128i);
+    let m = _mm_set1_epi8(15);
+    let lo = _mm_and_si128(b, m);
+    let hi = _mm_and_si128(_mm_srli_epi16(b, 4), m);
+    _mm256_set_m128i(hi, lo)
+}
+
+/// 32 bits → 32 bytes, 0xFF where the bit is set.
+#[inline(always)]
+unsafe fn bits_to_bytes(x: u32) -> __m256i {
+    let shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+    let bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(x as i32), shuf);
+    let mask = _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe_u64 as i64);
+    _mm256_cmpeq_epi8(_mm256_or_si256(bytes, mask), _mm256_set1_epi64x(-1))
+}
+
+#[inline(always)]
+unsafe fn load_q8(y: &BlockQ8) -> __m256i {
+    _mm256_loadu_si256(y.qs.as_ptr() as *const __m256i)
+}
+
+/// `row · act` for a format with a kernel here.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `ty` must satisfy `has_kernel` and `act` be its partner.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn dot(ty: GgmlType, row: &[u8], act: &ActRow) -> f32 {
+    match (ty, act) {
+        (GgmlType::Q8_0, ActRow::Q8(x)) => legacy(row, 34, x, |b| _mm256_loadu_si256(b.as_ptr().add(2) as *const __m256i)),
+        (GgmlType::Q4_0, ActRow::Q8(x)) => legacy(row, 18, x, |b| _mm256_sub_epi8(nibbles(b.as_ptr().add(2)), _mm256_set1_epi8(8))),
+        (GgmlType::Q5_0, ActRow::Q8(x)) => legacy(row, 22, x, |b| {
+            let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
+            // bit set: nibble; bit clear: nibble − 16 (0xF0 | n as i8).
+            let hi = _mm256_andnot_si256(bits_to_bytes(qh), _mm256_set1_epi8(0xF0u8 as i8));
+            _mm256_or_si256(nibbles(b.as_ptr().add(6)), hi)
+        }),
+        (GgmlType::IQ4_NL, ActRow::Q8(x)) => {
+            let table = _mm256_broadcastsi128_si256(_mm_loadu_si128(IQ4_LEVELS.as_ptr() as *const __m128i));
+            legacy(row, 18, x, |b| _mm256_shuffle_epi8(table, nibbles(b.as_ptr().add(2))))
+        }
+        (GgmlType::Q4_K, ActRow::Q8K(x)) => q4_k(row, x),
+        (GgmlType::Q6_K, ActRow::Q8K(x)) => q6_k(row, x),
+        _ => unreachable!("no AVX2 kernel for {ty} with this activation"),
+    }
+}
+
+/// `dot` for four activation rows at once: each weight block is unpacked once and reused.
+///
+/// # Safety
+/// As `dot`.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn dot4(ty: GgmlType, row: &[u8], acts: [&ActRow; 4]) -> [f32; 4] {
+    fn q8(a: &ActRow) -> &[BlockQ8] {
+        match a {
+            ActRow::Q8(x) => x.as_slice(),
+            _ => &[],
+        }
+    }
+    let x = [q8(acts[0]), q8(acts[1]), q8(acts[2]), q8(acts[3])];
+    match ty {
+        GgmlType::Q8_0 => legacy4(row, 34, x, |b| _mm256_loadu_si256(b.as_ptr().add(2) as *const __m256i)),
+        GgmlType::Q4_0 => legacy4(row, 18, x, |b| _mm256_sub_epi8(nibbles(b.as_ptr().add(2)), _mm256_set1_epi8(8))),
+        GgmlType::Q5_0 => legacy4(row, 22, x, |b| {
+            let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
+            let hi = _mm256_andnot_si256(bits_to_bytes(qh), _mm256_set1_epi8(0xF0u8 as i8));
+            _mm256_or_si256(nibbles(b.as_ptr().add(6)), hi)
+        }),
+        GgmlType::IQ4_NL => {
+            let table = _mm256_broadcastsi128_si256(_mm_loadu_si128(IQ4_LEVELS.as_ptr() as *const __m128i));
+            legacy4(row, 18, x, |b| _mm256_shuffle_epi8(table, nibbles(b.as_ptr().add(2))))
+        }
+        _ => [dot(ty, row, acts[0]), dot(ty, row, acts[1]), dot(ty, row, acts[2]), dot(ty, row, acts[3])],
+    }
+}
+
+/// Whether `dot4` shares the unpacking across tokens for this format.
+pub fn has_kernel4(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::IQ4_NL)
+}
+
+#[inline(always)]
+unsafe fn legacy4(row: &[u8], size: usize, x: [&[BlockQ8]; 4], unpack: impl Fn(&[u8]) -> __m256i) -> [f32; 4] {
+    let mut acc = [_mm256_setzero_ps(); 4];
+    for (i, b) in row.chunks_exact(size).enumerate() {
+        let q = unpack(b);
+        let aq = _mm256_sign_epi8(q, q);
+        let dw = f16_at(b, 0);
+        for t in 0..4 {
+            let y = &x[t][i];
+            let sy = _mm256_sign_epi8(load_q8(y), q);
+            let s = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(aq, sy), _mm256_set1_epi16(1)));
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * y.d), s, acc[t]);
+        }
+    }
+    [hsum(acc[0]), hsum(acc[1]), hsum(acc[2]), hsum(acc[3])]
+}
+
+/// Blocks of 32 with one f16 scale at offset 0: `Σ d·dx·Σ q·qx`.
+#[inline(always)]
+unsafe fn legacy(row: &[u8], size: usize, x: &[BlockQ8], unpack: impl Fn(&[u8]) -> __m256i) -> f32 {
+    let mut acc = _mm256_setzero_ps();
+    for (b, y) in row.chunks_exact(size).zip(x) {
+        let q = unpack(b);
+        let d = _mm256_set1_ps(f16_at(b, 0) * y.d);
+        acc = _mm256_fmadd_ps(d, mul_sum_i8(q, load_q8(y)), acc);
+    }
+    hsum(acc)
+}
+
+#[inline(always)]
+unsafe fn q4_k(row: &[u8], x: &[BlockQ8K]) -> f32 {
+    let mut sumf = 0.0f32;
+    let m4 = _mm256_set1_epi8(15);
+    for (b, y) in row.chunks_exact(144).zip(x) {
+        let sb = &b[4..16];
+        let mut sc = [0u8; 8];
+        let mut mn = [0u8; 8];
+        for j in 0..8 {
+            if j < 4 {
+                sc[j] = sb[j] & 63;
+                mn[j] = sb[j + 4] & 63;
+            } else {
+                sc[j] = (sb[j + 4] & 15) | ((sb[j - 4] >> 6) << 4);
+                mn[j] = (sb[j + 4] >> 4) | ((sb[j] >> 6) << 4);
+            }
+        }
+        let mut mins = 0i32;
+        for j in 0..8 {
+            mins += mn[j] as i32 * (y.bsums[2 * j] as i32 + y.bsums[2 * j + 1] as i32);
+        }
+        let qs = b.as_ptr().add(16);
+        let mut sumi = _mm256_setzero_si256();
+        for c in 0..4 {
+            let bytes = _mm256_loadu_si256(qs.add(32 * c) as *const __m256i);
+            let lo = _mm256_and_si256(bytes, m4);
+            let hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), m4);
+            let ylo = _mm256_loadu_si256(y.qs.as_ptr().add(64 * c) as *const __m256i);
+            let yhi = _mm256_loadu_si256(y.qs.as_ptr().add(64 * c + 32) as *const __m256i);
+            let plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_set1_epi16(sc[2 * c] as i16));
+            let phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, yhi), _mm256_set1_epi16(sc[2 * c + 1] as i16));
+            sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(plo, phi));
+        }
+        sumf += f16_at(b, 0) * y.d * hsum_i32(sumi) as f32 - f16_at(b, 2) * y.d * mins as f32;
+    }
+    sumf
+}
+
+#[inline(always)]
+unsafe fn q6_k(row: &[u8], x: &[BlockQ8K]) -> f32 {
+    let mut sumf = 0.0f32;
+    let m4 = _mm256_set1_epi8(15);
+    let m2 = _mm256_set1_epi8(3);
+    for (b, y) in row.chunks_exact(210).zip(x) {
+        let sc: [i8; 16] = std::array::from_fn(|g| b[192 + g] as i8);
+        // Σ (q − 32)·y = Σ q·y − 32·Σ y; Σ y per group is bsums.
+        let mut offset = 0i32;
+        for g in 0..16 {
+            offset += sc[g] as i32 * y.bsums[g] as i32;
+        }
+        let mut sumi = _mm256_setzero_si256();
+        for h in 0..2 {
+            let ql = b.as_ptr().add(64 * h);
+            let qh = _mm256_loadu_si256(b.as_ptr().add(128 + 32 * h) as *const __m256i);
+            let l0 = _mm256_loadu_si256(ql as *const __m256i);
+            let l1 = _mm256_loadu_si256(ql.add(32) as *const __m256i);
+            let parts = [
+                _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4)),
+                _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4)),
+                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4)),
+            ];
+            for (k, q) in parts.into_iter().enumerate() {
+                let e0 = 128 * h + 32 * k;
+                let yv = _mm256_loadu_si256(y.qs.as_ptr().add(e0) as *const __m256i);
+                let p16 = _mm256_maddubs_epi16(q, yv);
+                let g = e0 / 16;
+                let scales = _mm256_set_m128i(_mm_set1_epi16(sc[g + 1] as i16), _mm_set1_epi16(sc[g] as i16));
+                sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p16, scales));
+            }
+        }
+        sumf += f16_at(b, 208) * y.d * (hsum_i32(sumi) - 32 * offset) as f32;
+    }
+    sumf
+}

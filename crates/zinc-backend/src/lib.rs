@@ -1,0 +1,179 @@
+//! The backend trait: device buffers and the op set at the granularity an LLM needs, written once
+//! and implemented per device (`cpu` here; Vulkan and CUDA implement the same trait).
+//!
+//! Activations are `Tensor`s of `rows × cols` f32 values, one row per token. Weights stay in their
+//! GGUF block layout on every backend (no dequantized copy). A model's forward pass is written
+//! against this trait only (`zinc-models`), so every backend runs the same model code.
+//!
+//! The CPU backend is also the oracle: its kernels follow llama.cpp's numerics where that is
+//! cheap (activations quantized to Q8_0/Q8_1/Q8_K before integer dot products, RMSNorm summed in
+//! f64, RoPE angles stepped in f32, the f16 GELU table, Q rounded to f16 against the f16 KV
+//! cache), so greedy outputs can be compared token for token.
+
+pub mod cpu;
+
+use zinc_gguf::{GgmlType, GgufModel};
+
+#[derive(Debug, thiserror::Error)]
+pub enum BackendError {
+    #[error("tensor {name:?} has type {ty}, which the {backend} backend does not support")]
+    UnsupportedType {
+        name: String,
+        ty: GgmlType,
+        backend: String,
+    },
+    #[error("tensor {0:?} is missing")]
+    MissingTensor(String),
+    #[error("tensor {name:?} has shape {dims:?}, expected {expected}")]
+    BadShape {
+        name: String,
+        dims: Vec<u64>,
+        expected: String,
+    },
+    #[error("KV cache: position {pos} is outside the context of {n_ctx}")]
+    ContextOverflow { pos: usize, n_ctx: usize },
+}
+
+/// How RoPE pairs dimensions (`ARCHITECTURES.md §2.2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RopeStyle {
+    /// Adjacent pairs `(x[2i], x[2i+1])` (llama).
+    Norm,
+    /// Rotate-half pairs `(x[i], x[i + n_rot/2])` (Qwen, Gemma).
+    Neox,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RopeParams {
+    pub style: RopeStyle,
+    /// Rotated dimensions per head (≤ head_dim; the rest pass through).
+    pub n_rot: usize,
+    pub freq_base: f32,
+    /// `1 / rope.scaling.factor` for linear scaling, else 1.
+    pub freq_scale: f32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttnParams {
+    pub n_head: usize,
+    pub n_head_kv: usize,
+    pub head_dim: usize,
+    /// Multiplies `q·k` before the softmax.
+    pub scale: f32,
+    /// Sliding window in tokens, the current one included (`None`: full causal attention).
+    pub window: Option<usize>,
+}
+
+/// The activation of a gated FFN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GatedAct {
+    /// `silu(gate) · up`
+    SwiGlu,
+    /// `gelu_tanh(gate) · up`
+    GeGlu,
+}
+
+/// A backend: where weights live and ops run.
+///
+/// Ops take and produce `Tensor`s of `rows` tokens. Implementations may queue work and run it
+/// later; `read` returns the values once everything queued before it has run.
+pub trait Backend: Send + Sync {
+    type Weight: Send + Sync;
+    type Tensor: Send;
+    type KvCache: Send;
+
+    fn name(&self) -> String;
+
+    /// Whether quantized matmuls (and row lookups) over `ty` weights run here.
+    fn supports(&self, ty: GgmlType) -> bool;
+
+    /// Makes tensor `name` of `model` usable as a weight.
+    fn weight(&self, model: &std::sync::Arc<GgufModel>, name: &str) -> Result<Self::Weight, BackendError>;
+
+    /// The shape of a weight in ggml order (`dims[0]` contiguous).
+    fn weight_dims<'w>(&self, w: &'w Self::Weight) -> &'w [u64];
+
+    /// A small weight's values as f32 on the host (norm weights, `.scale` scalars).
+    fn weight_values(&self, w: &Self::Weight) -> Vec<f32>;
+
+    fn tensor(&self, rows: usize, cols: usize) -> Self::Tensor;
+    fn copy(&self, t: &Self::Tensor) -> Self::Tensor;
+    /// Splits the columns of every row into consecutive tensors of the given widths (the output of
+    /// a fused QKV projection).
+    fn split_cols(&self, t: &Self::Tensor, widths: &[usize]) -> Vec<Self::Tensor>;
+    fn tensor_from(&self, data: &[f32], rows: usize, cols: usize) -> Self::Tensor;
+    fn read(&self, t: &Self::Tensor) -> Vec<f32>;
+    fn shape(&self, t: &Self::Tensor) -> (usize, usize);
+
+    /// `out[t] = table[ids[t]] · scale` (rows of an embedding table, dequantized).
+    fn embed(&self, table: &Self::Weight, ids: &[u32], scale: f32) -> Self::Tensor;
+
+    /// `out[t][r] = Σ_c w[r][c] · x[t][c]`: a weight `{cols, rows}` times each token row.
+    fn matmul(&self, w: &Self::Weight, x: &Self::Tensor) -> Self::Tensor;
+
+    /// Adds a 1-D weight (a bias) to every row.
+    fn add_bias(&self, x: &mut Self::Tensor, b: &Self::Weight);
+
+    /// RMS-normalizes each group of `w.len()` columns of every row and multiplies by `w`
+    /// (groups = heads for Q/K norms, the whole row otherwise).
+    fn rms_norm(&self, x: &mut Self::Tensor, w: &Self::Weight, eps: f32);
+
+    /// Rotates each head of each row by its token's position.
+    fn rope(&self, x: &mut Self::Tensor, head_dim: usize, positions: &[u32], p: &RopeParams);
+
+    fn scale(&self, x: &mut Self::Tensor, s: f32);
+
+    /// `x += y`
+    fn add(&self, x: &mut Self::Tensor, y: &Self::Tensor);
+
+    /// `act(gate) ⊙ up`
+    fn gated(&self, gate: &Self::Tensor, up: &Self::Tensor, act: GatedAct) -> Self::Tensor;
+
+    /// A KV cache of `n_ctx` positions for layers with the given K/V widths.
+    fn kv_cache(&self, n_ctx: usize, kv_dims: &[usize]) -> Self::KvCache;
+
+    /// Stores K and V rows of `layer` at `positions`.
+    fn kv_store(
+        &self,
+        cache: &mut Self::KvCache,
+        layer: usize,
+        k: &Self::Tensor,
+        v: &Self::Tensor,
+        positions: &[u32],
+    ) -> Result<(), BackendError>;
+
+    /// Causal attention of each query row (at `positions`) over the cache of `layer`.
+    fn attention(
+        &self,
+        q: &Self::Tensor,
+        cache: &Self::KvCache,
+        layer: usize,
+        positions: &[u32],
+        p: &AttnParams,
+    ) -> Self::Tensor;
+
+    /// A mixture-of-experts FFN: softmax router over `router · x`, top `k` experts, weights
+    /// renormalised when `renorm`, each expert a gated FFN of 3-D `{n_embd, n_ff, n_expert}`
+    /// weights.
+    #[allow(clippy::too_many_arguments)]
+    fn moe_ffn(
+        &self,
+        x: &Self::Tensor,
+        router: &Self::Weight,
+        gate_exps: &Self::Weight,
+        up_exps: &Self::Weight,
+        down_exps: &Self::Weight,
+        k: usize,
+        renorm: bool,
+        act: GatedAct,
+    ) -> Self::Tensor;
+
+    /// Keeps only the listed rows (e.g. the last token before the output head).
+    fn select_rows(&self, x: &Self::Tensor, rows: &[usize]) -> Self::Tensor;
+
+    /// `cap · tanh(x / cap)`
+    fn softcap(&self, x: &mut Self::Tensor, cap: f32);
+
+    /// Index of the largest value of each row.
+    fn argmax(&self, x: &Self::Tensor) -> Vec<u32>;
+}

@@ -1,0 +1,307 @@
+//! The engine: a model, its backend and tokenizer; sessions that own a KV cache; prompt
+//! evaluation in batches; generation with sampling, end-of-generation tokens, stop strings and a
+//! token budget.
+//!
+//! One sequence at a time for now (a contiguous KV cache per session); the paged cache and the
+//! scheduler arrive behind the same `Session` interface.
+
+pub mod sampler;
+
+use std::time::{Duration, Instant};
+
+use zinc_backend::Backend;
+use zinc_models::{LanguageModel, ModelError};
+use zinc_tokenizer::Tokenizer;
+
+pub use sampler::{Sampler, SamplerConfig};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("the prompt has {prompt} tokens but the context holds {n_ctx}; use a larger --ctx or a shorter prompt")]
+    ContextOverflow { prompt: usize, n_ctx: usize },
+    #[error("the prompt is empty")]
+    EmptyPrompt,
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Tokenizer(#[from] zinc_tokenizer::TokenizerError),
+}
+
+/// A loaded model ready to serve sessions.
+pub struct Engine<B: Backend> {
+    pub backend: B,
+    pub model: Box<dyn LanguageModel<B>>,
+    pub tokenizer: Tokenizer,
+    /// Tokens evaluated per forward call during prompt processing.
+    pub batch: usize,
+}
+
+/// Which logits an evaluation returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Logits {
+    /// Only the last token's (what generation needs; the LM head is the costliest matmul).
+    Last,
+    /// Every token's (perplexity, `zinc logits`).
+    All,
+}
+
+/// One sequence: its KV cache and the tokens already in it.
+pub struct Session<'e, B: Backend> {
+    engine: &'e Engine<B>,
+    cache: B::KvCache,
+    n_ctx: usize,
+    tokens: Vec<u32>,
+}
+
+/// Why generation ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Finish {
+    /// An end-of-generation token or a stop string.
+    Stop,
+    /// The token budget or the context ran out.
+    Length,
+    /// The caller asked to stop.
+    Cancelled,
+}
+
+#[derive(Clone, Debug)]
+pub struct GenerateParams {
+    pub max_tokens: usize,
+    pub sampler: SamplerConfig,
+    /// Text that ends generation; it is not part of the output.
+    pub stop: Vec<String>,
+    /// Keep going past end-of-generation tokens (benchmarks).
+    pub ignore_eos: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct Generation {
+    pub text: String,
+    pub tokens: Vec<u32>,
+    pub finish: Finish,
+    pub prompt_tokens: usize,
+    pub prompt_time: Duration,
+    pub gen_time: Duration,
+}
+
+impl<B: Backend> Engine<B> {
+    pub fn new(backend: B, model: Box<dyn LanguageModel<B>>, tokenizer: Tokenizer) -> Self {
+        Engine {
+            backend,
+            model,
+            tokenizer,
+            batch: 512,
+        }
+    }
+
+    pub fn session(&self, n_ctx: usize) -> Session<'_, B> {
+        Session {
+            engine: self,
+            cache: self.model.new_cache(&self.backend, n_ctx),
+            n_ctx,
+            tokens: Vec::new(),
+        }
+    }
+}
+
+impl<'e, B: Backend> Session<'e, B> {
+    pub fn n_past(&self) -> usize {
+        self.tokens.len()
+    }
+
+    pub fn n_ctx(&self) -> usize {
+        self.n_ctx
+    }
+
+    /// Forgets every token (the cache is overwritten from position 0).
+    pub fn reset(&mut self) {
+        self.tokens.clear();
+    }
+
+    /// Appends `tokens` to the sequence, in batches, and returns their logits (`n_vocab` each).
+    pub fn eval(&mut self, tokens: &[u32], which: Logits) -> Result<Vec<Vec<f32>>, EngineError> {
+        let e = self.engine;
+        if self.tokens.len() + tokens.len() > self.n_ctx {
+            return Err(EngineError::ContextOverflow {
+                prompt: self.tokens.len() + tokens.len(),
+                n_ctx: self.n_ctx,
+            });
+        }
+        let n_vocab = e.model.hparams().n_vocab;
+        let mut out = Vec::new();
+        for (ci, chunk) in tokens.chunks(e.batch.max(1)).enumerate() {
+            let start = self.tokens.len() as u32;
+            let positions: Vec<u32> = (start..start + chunk.len() as u32).collect();
+            let last_chunk = (ci + 1) * e.batch.max(1) >= tokens.len();
+            let rows: Vec<usize> = match which {
+                Logits::All => (0..chunk.len()).collect(),
+                Logits::Last if last_chunk => vec![chunk.len() - 1],
+                Logits::Last => vec![],
+            };
+            let logits = if rows.is_empty() {
+                // Still run the layers (the cache needs this chunk); ask for one row and drop it.
+                e.model.forward(&e.backend, &mut self.cache, chunk, &positions, &[chunk.len() - 1])?;
+                None
+            } else {
+                Some(e.model.forward(&e.backend, &mut self.cache, chunk, &positions, &rows)?)
+            };
+            self.tokens.extend_from_slice(chunk);
+            if let Some(l) = logits {
+                let v = e.backend.read(&l);
+                out.extend(v.chunks_exact(n_vocab).map(<[f32]>::to_vec));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Generates after `prompt`; `on_text` receives text as soon as it is final (never half a
+    /// character, never a possible start of a stop string) and returns `false` to stop.
+    pub fn generate(
+        &mut self,
+        prompt: &[u32],
+        params: &GenerateParams,
+        mut on_text: impl FnMut(&str) -> bool,
+    ) -> Result<Generation, EngineError> {
+        if prompt.is_empty() {
+            return Err(EngineError::EmptyPrompt);
+        }
+        if self.tokens.len() + prompt.len() > self.n_ctx {
+            return Err(EngineError::ContextOverflow {
+                prompt: self.tokens.len() + prompt.len(),
+                n_ctx: self.n_ctx,
+            });
+        }
+        let e = self.engine;
+        let t0 = Instant::now();
+        let mut logits = self.eval(prompt, Logits::Last)?.pop().unwrap_or_default();
+        let prompt_time = t0.elapsed();
+        let t1 = Instant::now();
+        let mut sampler = Sampler::new(params.sampler.clone());
+        let mut decoder = e.tokenizer.stream_decoder(false);
+        let mut stops = StopScanner::new(&params.stop);
+        let mut generated = Vec::new();
+        let mut text = String::new();
+        let mut finish = Finish::Length;
+        let mut history: Vec<u32> = self.tokens.clone();
+        while generated.len() < params.max_tokens {
+            let id = sampler.sample(&mut logits, &history);
+            if !params.ignore_eos && e.tokenizer.is_eog(id) {
+                finish = Finish::Stop;
+                break;
+            }
+            generated.push(id);
+            history.push(id);
+            let piece = decoder.push(id)?;
+            let (ready, hit) = stops.push(&piece);
+            if !ready.is_empty() {
+                text.push_str(&ready);
+                if !on_text(&ready) {
+                    finish = Finish::Cancelled;
+                    break;
+                }
+            }
+            if hit {
+                finish = Finish::Stop;
+                break;
+            }
+            if generated.len() >= params.max_tokens || self.tokens.len() >= self.n_ctx {
+                finish = Finish::Length;
+                break;
+            }
+            logits = self.eval(&[id], Logits::Last)?.pop().unwrap_or_default();
+        }
+        if finish != Finish::Stop || !stops.hit {
+            let tail = stops.finish(&decoder.finish());
+            if !tail.is_empty() && finish != Finish::Cancelled {
+                text.push_str(&tail);
+                on_text(&tail);
+            }
+        }
+        Ok(Generation {
+            text,
+            tokens: generated,
+            finish,
+            prompt_tokens: prompt.len(),
+            prompt_time,
+            gen_time: t1.elapsed(),
+        })
+    }
+}
+
+/// Holds back text that could be the start of a stop string, and reports a hit.
+struct StopScanner<'s> {
+    stops: &'s [String],
+    pending: String,
+    hit: bool,
+}
+
+impl<'s> StopScanner<'s> {
+    fn new(stops: &'s [String]) -> Self {
+        StopScanner {
+            stops,
+            pending: String::new(),
+            hit: false,
+        }
+    }
+
+    /// Adds text; returns what can be emitted and whether a stop string was found (the text
+    /// before it is emitted, the stop string and anything after it are not).
+    fn push(&mut self, s: &str) -> (String, bool) {
+        self.pending.push_str(s);
+        let first_hit = self
+            .stops
+            .iter()
+            .filter(|st| !st.is_empty())
+            .filter_map(|st| self.pending.find(st.as_str()))
+            .min();
+        if let Some(at) = first_hit {
+            self.hit = true;
+            let out = self.pending[..at].to_string();
+            self.pending.clear();
+            return (out, true);
+        }
+        // Keep the longest suffix that is a proper prefix of some stop string.
+        let mut keep = 0;
+        for st in self.stops {
+            for (i, _) in st.char_indices().skip(1) {
+                if self.pending.ends_with(&st[..i]) {
+                    keep = keep.max(i);
+                }
+            }
+        }
+        let cut = self.pending.len() - keep;
+        let out = self.pending[..cut].to_string();
+        self.pending.drain(..cut);
+        (out, false)
+    }
+
+    fn finish(&mut self, tail: &str) -> String {
+        let (mut out, hit) = self.push(tail);
+        if !hit {
+            out.push_str(&self.pending);
+            self.pending.clear();
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StopScanner;
+
+    #[test]
+    fn stop_strings_are_cut_and_held_back() {
+        let stops = vec!["</s>".to_string(), "\n\nUser:".to_string()];
+        let mut s = StopScanner::new(&stops);
+        assert_eq!(s.push("Hello <"), ("Hello ".to_string(), false));
+        assert_eq!(s.push("/"), (String::new(), false));
+        assert_eq!(s.push("x> ok\n"), ("</x> ok".to_string(), false));
+        assert_eq!(s.push("\nUs"), (String::new(), false));
+        assert_eq!(s.push("er: hi"), (String::new(), true));
+        let mut s = StopScanner::new(&stops);
+        assert_eq!(s.push("a</s>b"), ("a".to_string(), true));
+        let mut s = StopScanner::new(&stops);
+        assert_eq!(s.push("end <"), ("end ".to_string(), false));
+        assert_eq!(s.finish(""), "<");
+    }
+}

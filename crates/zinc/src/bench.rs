@@ -1,0 +1,152 @@
+//! `zinc bench`: prompt processing and generation speed, measured as llama-bench does: each test
+//! from an empty cache (after `-d` tokens of depth when asked), one warm-up run, then `-r`
+//! repetitions; random tokens, end-of-sequence ignored.
+
+use std::time::Instant;
+
+use anyhow::{bail, Result};
+use rand::{Rng, SeedableRng};
+use serde::Serialize;
+use zinc_backend::Backend;
+use zinc_engine::Logits;
+
+use crate::load::{self, ModelArgs};
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Prompt tokens (0 skips the test).
+    #[arg(short = 'p', long = "n-prompt", default_value_t = 512)]
+    pub n_prompt: usize,
+    /// Generated tokens (0 skips the test).
+    #[arg(short = 'n', long = "n-gen", default_value_t = 128)]
+    pub n_gen: usize,
+    /// Tokens already in the cache before each test.
+    #[arg(short = 'd', long, default_value_t = 0)]
+    pub depth: usize,
+    /// Repetitions.
+    #[arg(short = 'r', long, default_value_t = 5)]
+    pub reps: usize,
+    /// Output: `md` (a table) or `json` (one document on stdout).
+    #[arg(short = 'o', long, default_value = "md")]
+    pub output: String,
+}
+
+#[derive(Serialize)]
+struct TestResult {
+    test: String,
+    n_prompt: usize,
+    n_gen: usize,
+    depth: usize,
+    reps: usize,
+    /// Mean tokens per second over the repetitions, and its standard deviation.
+    avg_ts: f64,
+    stddev_ts: f64,
+    samples_ts: Vec<f64>,
+}
+
+#[derive(Serialize)]
+struct BenchReport {
+    model: String,
+    model_size: u64,
+    n_params: u64,
+    backend: String,
+    threads: usize,
+    results: Vec<TestResult>,
+}
+
+fn stats(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 { v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    (mean, var.sqrt())
+}
+
+pub fn bench(args: &BenchArgs) -> Result<()> {
+    if args.output != "md" && args.output != "json" {
+        bail!("-o must be md or json");
+    }
+    if args.reps == 0 {
+        bail!("-r must be at least 1");
+    }
+    let engine = load::engine(&args.model)?;
+    let hp = engine.model.hparams().clone();
+    let n_ctx = args.depth + args.n_prompt.max(args.n_gen) + 1;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(42);
+    let mut random = |n: usize| -> Vec<u32> { (0..n).map(|_| rng.gen_range(0..hp.n_vocab as u32)).collect() };
+    let depth_tokens = random(args.depth);
+    let mut results = Vec::new();
+    let mut tests = Vec::new();
+    if args.n_prompt > 0 {
+        tests.push(("pp", args.n_prompt));
+    }
+    if args.n_gen > 0 {
+        tests.push(("tg", args.n_gen));
+    }
+    for (kind, n) in tests {
+        let mut samples = Vec::new();
+        for rep in 0..=args.reps {
+            let mut session = engine.session(n_ctx);
+            if !depth_tokens.is_empty() {
+                session.eval(&depth_tokens, Logits::Last)?;
+            }
+            let toks = random(n);
+            let t0 = Instant::now();
+            if kind == "pp" {
+                session.eval(&toks, Logits::Last)?;
+            } else {
+                for &t in &toks {
+                    session.eval(&[t], Logits::Last)?;
+                }
+            }
+            let secs = t0.elapsed().as_secs_f64();
+            if rep > 0 {
+                samples.push(n as f64 / secs);
+            }
+            eprintln!("zinc bench: {kind}{n} run {rep}{}: {:.1} tok/s", if rep == 0 { " (warm-up)" } else { "" }, n as f64 / secs);
+        }
+        let (avg, sd) = stats(&samples);
+        let depth = if args.depth > 0 { format!(" @ d{}", args.depth) } else { String::new() };
+        results.push(TestResult {
+            test: format!("{kind}{n}{depth}"),
+            n_prompt: if kind == "pp" { n } else { 0 },
+            n_gen: if kind == "tg" { n } else { 0 },
+            depth: args.depth,
+            reps: args.reps,
+            avg_ts: avg,
+            stddev_ts: sd,
+            samples_ts: samples,
+        });
+    }
+    let file = load::open_file(&args.model.model)?;
+    let n_params: u64 = file.tensors().map(|t| t.info.n_elements).sum();
+    let report = BenchReport {
+        model: args.model.model.display().to_string(),
+        model_size: file.file_size(),
+        n_params,
+        backend: engine.backend.name(),
+        threads: rayon::current_num_threads(),
+        results,
+    };
+    if args.output == "json" {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("| model | size | params | backend | threads | test | t/s |");
+        println!("| --- | ---: | ---: | --- | ---: | ---: | ---: |");
+        for r in &report.results {
+            println!(
+                "| {} | {:.2} MiB | {:.2} M | {} | {} | {} | {:.2} ± {:.2} |",
+                hp.arch,
+                report.model_size as f64 / (1024.0 * 1024.0),
+                report.n_params as f64 / 1e6,
+                report.backend,
+                report.threads,
+                r.test,
+                r.avg_ts,
+                r.stddev_ts
+            );
+        }
+    }
+    Ok(())
+}
