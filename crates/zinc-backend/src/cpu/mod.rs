@@ -186,6 +186,20 @@ fn rms_norm_in_place(x: &mut [f32], w: &[f32], eps: f32) {
     }
 }
 
+/// Dot product with eight partial sums, so the loop vectorizes.
+#[inline]
+fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = ac.remainder().iter().zip(bc.remainder()).map(|(x, y)| x * y).sum();
+    for (x, y) in ac.zip(bc) {
+        for k in 0..8 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    acc.iter().sum::<f32>() + tail
+}
+
 #[inline]
 fn silu(x: f32) -> f32 {
     x / (1.0 + (-x).exp())
@@ -432,7 +446,14 @@ impl Backend for CpuBackend {
         Ok(())
     }
 
+    /// Attention as llama.cpp's CPU flash-attention computes it, so greedy outputs agree: batches
+    /// of 64 or more query rows take the tiled path (f32 throughout); smaller batches and single
+    /// tokens take the per-row path, where Q is rounded to f16 and the weighted sum of V is
+    /// accumulated in f16 under an online softmax.
     fn attention(&self, q: &CpuTensor, cache: &CpuKvCache, layer: usize, positions: &[u32], p: &AttnParams) -> CpuTensor {
+        use half::slice::HalfFloatSliceExt;
+        const TILE_ROWS: usize = 64;
+        let tiled = q.rows >= TILE_ROWS;
         let hd = p.head_dim;
         let kv_dim = cache.dims[layer];
         let group = p.n_head / p.n_head_kv.max(1);
@@ -443,30 +464,58 @@ impl Backend for CpuBackend {
             let pos = positions[t] as usize;
             let lo = p.window.map_or(0, |w| (pos + 1).saturating_sub(w));
             let g = h / group;
-            // Q is rounded to f16 to meet the f16 K cache, as llama.cpp's kernels do.
-            let qh: Vec<f32> = q.row(t)[h * hd..(h + 1) * hd]
-                .iter()
-                .map(|&v| f16::from_f32(v).to_f32())
-                .collect();
-            let mut scores = Vec::with_capacity(pos + 1 - lo);
-            let mut max = f32::NEG_INFINITY;
-            for j in lo..=pos {
-                let k = &kc[j * kv_dim + g * hd..j * kv_dim + (g + 1) * hd];
-                let s: f32 = qh.iter().zip(k).map(|(a, b)| a * b.to_f32()).sum::<f32>() * p.scale;
-                max = max.max(s);
-                scores.push(s);
-            }
-            let mut sum = 0.0f32;
-            for s in &mut scores {
-                *s = (*s - max).exp();
-                sum += *s;
-            }
-            let inv = 1.0 / sum;
-            for (j, &w) in (lo..=pos).zip(&scores) {
-                let v = &vc[j * kv_dim + g * hd..j * kv_dim + (g + 1) * hd];
-                let w = w * inv;
-                for (ov, vv) in o.iter_mut().zip(v) {
-                    *ov += w * vv.to_f32();
+            let qrow = &q.row(t)[h * hd..(h + 1) * hd];
+            let mut row = vec![0.0f32; hd];
+            let k_at = |j: usize| &kc[j * kv_dim + g * hd..j * kv_dim + (g + 1) * hd];
+            let v_at = |j: usize| &vc[j * kv_dim + g * hd..j * kv_dim + (g + 1) * hd];
+            if tiled {
+                let mut scores = Vec::with_capacity(pos + 1 - lo);
+                let mut max = f32::NEG_INFINITY;
+                for j in lo..=pos {
+                    k_at(j).convert_to_f32_slice(&mut row);
+                    let s = dot_f32(qrow, &row) * p.scale;
+                    max = max.max(s);
+                    scores.push(s);
+                }
+                let mut sum = 0.0f32;
+                for s in &mut scores {
+                    *s = (*s - max).exp();
+                    sum += *s;
+                }
+                let inv = 1.0 / sum;
+                for (j, &w) in (lo..=pos).zip(&scores) {
+                    v_at(j).convert_to_f32_slice(&mut row);
+                    let w = w * inv;
+                    for (ov, vv) in o.iter_mut().zip(&row) {
+                        *ov += w * vv;
+                    }
+                }
+            } else {
+                let q16: Vec<f32> = qrow.iter().map(|&v| f16::from_f32(v).to_f32()).collect();
+                let mut acc = vec![0.0f32; hd]; // holds f16 values
+                let (mut m, mut sum) = (f32::NEG_INFINITY, 0.0f32);
+                for j in lo..=pos {
+                    k_at(j).convert_to_f32_slice(&mut row);
+                    let s = dot_f32(&q16, &row) * p.scale;
+                    let (mut ms, mut vs) = (1.0f32, 1.0f32);
+                    if s > m {
+                        ms = (m - s).exp();
+                        m = s;
+                        for a in acc.iter_mut() {
+                            *a = f16::from_f32(*a * ms).to_f32();
+                        }
+                    } else {
+                        vs = (s - m).exp();
+                    }
+                    v_at(j).convert_to_f32_slice(&mut row);
+                    for (a, &v) in acc.iter_mut().zip(&row) {
+                        *a = f16::from_f32(v.mul_add(vs, *a)).to_f32();
+                    }
+                    sum = sum * ms + vs;
+                }
+                let inv = if sum == 0.0 { 0.0 } else { 1.0 / sum };
+                for (ov, a) in o.iter_mut().zip(&acc) {
+                    *ov = a * inv;
                 }
             }
         });
