@@ -88,7 +88,11 @@ pub trait Backend: Send + Sync {
     fn supports(&self, ty: GgmlType) -> bool;
 
     /// Makes tensor `name` of `model` usable as a weight.
-    fn weight(&self, model: &std::sync::Arc<GgufModel>, name: &str) -> Result<Self::Weight, BackendError>;
+    fn weight(
+        &self,
+        model: &std::sync::Arc<GgufModel>,
+        name: &str,
+    ) -> Result<Self::Weight, BackendError>;
 
     /// The shape of a weight in ggml order (`dims[0]` contiguous).
     fn weight_dims<'w>(&self, w: &'w Self::Weight) -> &'w [u64];

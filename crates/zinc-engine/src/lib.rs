@@ -140,10 +140,19 @@ impl<'e, B: Backend> Session<'e, B> {
             };
             let logits = if rows.is_empty() {
                 // Still run the layers (the cache needs this chunk); ask for one row and drop it.
-                e.model.forward(&e.backend, &mut self.cache, chunk, &positions, &[chunk.len() - 1])?;
+                e.model.forward(
+                    &e.backend,
+                    &mut self.cache,
+                    chunk,
+                    &positions,
+                    &[chunk.len() - 1],
+                )?;
                 None
             } else {
-                Some(e.model.forward(&e.backend, &mut self.cache, chunk, &positions, &rows)?)
+                Some(
+                    e.model
+                        .forward(&e.backend, &mut self.cache, chunk, &positions, &rows)?,
+                )
             };
             self.tokens.extend_from_slice(chunk);
             if let Some(l) = logits {

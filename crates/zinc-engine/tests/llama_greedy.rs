@@ -31,7 +31,9 @@ fn engine(m: TestModel) -> Engine<CpuBackend> {
 }
 
 fn fixture(name: &str) -> Json {
-    let p = repo_root().join("tests/fixtures/inference").join(format!("{name}.json"));
+    let p = repo_root()
+        .join("tests/fixtures/inference")
+        .join(format!("{name}.json"));
     serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
 }
 
@@ -64,7 +66,10 @@ fn walk(e: &Engine<CpuBackend>, prompt: &str, want: &str, n_predict: usize) -> W
         if tok.is_eog(top) {
             // llama.cpp stopped here too iff its text is exhausted.
             if text.len() == want.len() {
-                return Walk { matched: step, diverged: None };
+                return Walk {
+                    matched: step,
+                    diverged: None,
+                };
             }
         } else {
             let piece = tok.piece(top, false).unwrap();
@@ -76,21 +81,33 @@ fn walk(e: &Engine<CpuBackend>, prompt: &str, want: &str, n_predict: usize) -> W
         }
         if text.len() == want.len() {
             // llama.cpp's text ended (it hit n_predict or EOS) while we continue: all matched.
-            return Walk { matched: step, diverged: None };
+            return Walk {
+                matched: step,
+                diverged: None,
+            };
         }
         // Which token did llama.cpp take? The best-scored (by us) whose text continues its output.
         let rest = &want[text.len()..];
         let mut best: Option<u32> = None;
         for id in 0..tok.n_vocab() as u32 {
             let p = tok.piece(id, false).unwrap();
-            if !p.is_empty() && rest.starts_with(p) && best.is_none_or(|b| logits[id as usize] > logits[b as usize]) {
+            if !p.is_empty()
+                && rest.starts_with(p)
+                && best.is_none_or(|b| logits[id as usize] > logits[b as usize])
+            {
                 best = Some(id);
             }
         }
         let gap = best.map_or(f32::INFINITY, |b| logits[top as usize] - logits[b as usize]);
-        return Walk { matched: step, diverged: Some((top, best, gap)) };
+        return Walk {
+            matched: step,
+            diverged: Some((top, best, gap)),
+        };
     }
-    Walk { matched: n_predict, diverged: None }
+    Walk {
+        matched: n_predict,
+        diverged: None,
+    }
 }
 
 fn check_greedy(m: TestModel, name: &str) {
@@ -119,7 +136,11 @@ fn check_greedy(m: TestModel, name: &str) {
         }
     }
     eprintln!("{name}:\n  {}", report.join("\n  "));
-    assert!(failures.is_empty(), "{name}: greedy output departs from llama.cpp without a near-tie:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{name}: greedy output departs from llama.cpp without a near-tie:\n{}",
+        failures.join("\n")
+    );
 }
 
 #[test]

@@ -28,7 +28,10 @@ impl<'b, B: Backend> Loader<'b, B> {
     }
 
     fn mark(&self, name: &str) {
-        self.taken.lock().unwrap_or_else(|e| e.into_inner()).insert(name.to_string());
+        self.taken
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(name.to_string());
     }
 
     /// A tensor the architecture requires; the error names it.
@@ -50,7 +53,9 @@ impl<'b, B: Backend> Loader<'b, B> {
     pub fn expect_dims(&self, w: &B::Weight, name: &str, dims: &[u64]) -> Result<(), ModelError> {
         let got = self.b.weight_dims(w);
         if got != dims {
-            return Err(ModelError::Invalid(format!("tensor {name:?} has shape {got:?}, expected {dims:?}")));
+            return Err(ModelError::Invalid(format!(
+                "tensor {name:?} has shape {got:?}, expected {dims:?}"
+            )));
         }
         Ok(())
     }
@@ -68,7 +73,11 @@ impl<'b, B: Backend> Loader<'b, B> {
             return Ok(());
         }
         let shown: Vec<&str> = unused.iter().take(8).map(String::as_str).collect();
-        let more = if unused.len() > 8 { format!(" and {} more", unused.len() - 8) } else { String::new() };
+        let more = if unused.len() > 8 {
+            format!(" and {} more", unused.len() - 8)
+        } else {
+            String::new()
+        };
         Err(ModelError::UnusedTensors {
             arch: arch.to_string(),
             names: format!("{}{more}", shown.join(", ")),
@@ -97,7 +106,12 @@ impl<B: Backend> Linear<B> {
                 let v = l.b.weight_values(&s);
                 match v.as_slice() {
                     [x] => Some(*x),
-                    _ => return Err(ModelError::Invalid(format!("{base}.scale has {} values, expected 1", v.len()))),
+                    _ => {
+                        return Err(ModelError::Invalid(format!(
+                            "{base}.scale has {} values, expected 1",
+                            v.len()
+                        )))
+                    }
                 }
             }
         };
@@ -131,7 +145,11 @@ impl<B: Backend> Linear<B> {
 
 /// Q, K and V projections: separate, or one fused `attn_qkv` split by columns.
 pub enum Qkv<B: Backend> {
-    Separate { q: Linear<B>, k: Linear<B>, v: Linear<B> },
+    Separate {
+        q: Linear<B>,
+        k: Linear<B>,
+        v: Linear<B>,
+    },
     Fused(Linear<B>),
 }
 
@@ -146,11 +164,18 @@ pub struct Attention<B: Backend> {
 impl<B: Backend> Attention<B> {
     pub fn load(l: &Loader<B>, hp: &HParams, i: usize) -> Result<Self, ModelError> {
         let p = format!("blk.{i}");
-        let (q_w, kv_w) = ((hp.n_head * hp.head_dim) as u64, (hp.n_head_kv * hp.head_dim) as u64);
+        let (q_w, kv_w) = (
+            (hp.n_head * hp.head_dim) as u64,
+            (hp.n_head_kv * hp.head_dim) as u64,
+        );
         let qkv = match Linear::load_opt(l, &format!("{p}.attn_qkv"))? {
             Some(f) => {
                 if f.rows(l.b) != q_w + 2 * kv_w {
-                    return Err(ModelError::Invalid(format!("{p}.attn_qkv has {} outputs, expected {}", f.rows(l.b), q_w + 2 * kv_w)));
+                    return Err(ModelError::Invalid(format!(
+                        "{p}.attn_qkv has {} outputs, expected {}",
+                        f.rows(l.b),
+                        q_w + 2 * kv_w
+                    )));
                 }
                 Qkv::Fused(f)
             }
@@ -158,9 +183,21 @@ impl<B: Backend> Attention<B> {
                 let q = Linear::load(l, &format!("{p}.attn_q"))?;
                 let k = Linear::load(l, &format!("{p}.attn_k"))?;
                 let v = Linear::load(l, &format!("{p}.attn_v"))?;
-                l.expect_dims(&q.w, &format!("{p}.attn_q.weight"), &[hp.n_embd as u64, q_w])?;
-                l.expect_dims(&k.w, &format!("{p}.attn_k.weight"), &[hp.n_embd as u64, kv_w])?;
-                l.expect_dims(&v.w, &format!("{p}.attn_v.weight"), &[hp.n_embd as u64, kv_w])?;
+                l.expect_dims(
+                    &q.w,
+                    &format!("{p}.attn_q.weight"),
+                    &[hp.n_embd as u64, q_w],
+                )?;
+                l.expect_dims(
+                    &k.w,
+                    &format!("{p}.attn_k.weight"),
+                    &[hp.n_embd as u64, kv_w],
+                )?;
+                l.expect_dims(
+                    &v.w,
+                    &format!("{p}.attn_v.weight"),
+                    &[hp.n_embd as u64, kv_w],
+                )?;
                 Qkv::Separate { q, k, v }
             }
         };
@@ -192,7 +229,14 @@ impl<B: Backend> Attention<B> {
             Qkv::Separate { q, k, v } => (q.apply(b, h), k.apply(b, h), v.apply(b, h)),
             Qkv::Fused(f) => {
                 let all = f.apply(b, h);
-                let mut parts = b.split_cols(&all, &[hp.n_head * hp.head_dim, hp.n_head_kv * hp.head_dim, hp.n_head_kv * hp.head_dim]);
+                let mut parts = b.split_cols(
+                    &all,
+                    &[
+                        hp.n_head * hp.head_dim,
+                        hp.n_head_kv * hp.head_dim,
+                        hp.n_head_kv * hp.head_dim,
+                    ],
+                );
                 let v = parts.pop().expect("three parts");
                 let k = parts.pop().expect("three parts");
                 let q = parts.pop().expect("three parts");
@@ -259,12 +303,21 @@ impl<B: Backend> MoeFfn<B> {
                 hp.n_expert_used, hp.n_expert
             )));
         }
-        for s in ["ffn_gate_exps.scale", "ffn_up_exps.scale", "ffn_down_exps.scale"] {
+        for s in [
+            "ffn_gate_exps.scale",
+            "ffn_up_exps.scale",
+            "ffn_down_exps.scale",
+        ] {
             if l.file.get(&format!("{p}.{s}")).is_some() {
-                return Err(ModelError::Invalid(format!("{p}.{s}: per-expert scales are not supported yet")));
+                return Err(ModelError::Invalid(format!(
+                    "{p}.{s}: per-expert scales are not supported yet"
+                )));
             }
         }
-        if l.file.get(&format!("{p}.ffn_gate_up_exps.weight")).is_some() {
+        if l.file
+            .get(&format!("{p}.ffn_gate_up_exps.weight"))
+            .is_some()
+        {
             return Err(ModelError::Invalid(format!(
                 "{p}.ffn_gate_up_exps: fused expert gate/up weights are not supported yet"
             )));
@@ -279,7 +332,16 @@ impl<B: Backend> MoeFfn<B> {
     }
 
     pub fn forward(&self, b: &B, h: &B::Tensor, act: GatedAct) -> B::Tensor {
-        b.moe_ffn(h, &self.router, &self.gate, &self.up, &self.down, self.k, true, act)
+        b.moe_ffn(
+            h,
+            &self.router,
+            &self.gate,
+            &self.up,
+            &self.down,
+            self.k,
+            true,
+            act,
+        )
     }
 }
 
@@ -300,7 +362,11 @@ impl<B: Backend> Head<B> {
                 scale: None,
             },
         };
-        l.expect_dims(&output.w, "output.weight", &[hp.n_embd as u64, hp.n_vocab as u64])?;
+        l.expect_dims(
+            &output.w,
+            "output.weight",
+            &[hp.n_embd as u64, hp.n_vocab as u64],
+        )?;
         Ok(Head { norm, output })
     }
 

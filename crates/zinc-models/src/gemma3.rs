@@ -42,13 +42,25 @@ struct Gemma3<B: Backend> {
     softcap: Option<f32>,
 }
 
-pub fn load<B: Backend + 'static>(b: &B, file: Arc<GgufModel>) -> Result<Box<dyn LanguageModel<B>>, ModelError> {
+pub fn load<B: Backend + 'static>(
+    b: &B,
+    file: Arc<GgufModel>,
+) -> Result<Box<dyn LanguageModel<B>>, ModelError> {
     let md = file.metadata();
     let hp = HParams::from_metadata(md)?;
-    let n_swa = md.opt_usize(&hp.key("attention.sliding_window"))?.unwrap_or(0);
-    let pattern = md.opt_usize(&hp.key("attention.sliding_window_pattern"))?.unwrap_or(6).max(1);
-    let base_swa = md.opt_f32(&hp.key("rope.freq_base_swa"))?.unwrap_or(10000.0);
-    let softcap = md.opt_f32(&hp.key("final_logit_softcapping"))?.filter(|&c| c > 0.0);
+    let n_swa = md
+        .opt_usize(&hp.key("attention.sliding_window"))?
+        .unwrap_or(0);
+    let pattern = md
+        .opt_usize(&hp.key("attention.sliding_window_pattern"))?
+        .unwrap_or(6)
+        .max(1);
+    let base_swa = md
+        .opt_f32(&hp.key("rope.freq_base_swa"))?
+        .unwrap_or(10000.0);
+    let softcap = md
+        .opt_f32(&hp.key("final_logit_softcapping"))?
+        .filter(|&c| c > 0.0);
     // The 27B (62 layers) scales by 1/√(n_embd/n_head); the others by 1/√key_length.
     let q_scale = if hp.n_layer == 62 {
         1.0 / ((hp.n_embd / hp.n_head) as f32).sqrt()
@@ -61,7 +73,9 @@ pub fn load<B: Backend + 'static>(b: &B, file: Arc<GgufModel>) -> Result<Box<dyn
     for i in 0..hp.n_layer {
         let attn = Attention::load(&l, &hp, i)?;
         if attn.q_norm.is_none() || attn.k_norm.is_none() {
-            return Err(ModelError::Invalid(format!("blk.{i}: gemma3 needs attn_q_norm and attn_k_norm")));
+            return Err(ModelError::Invalid(format!(
+                "blk.{i}: gemma3 needs attn_q_norm and attn_k_norm"
+            )));
         }
         layers.push(Layer {
             attn_norm: l.req(&format!("blk.{i}.attn_norm.weight"))?,
@@ -117,7 +131,10 @@ impl<B: Backend> LanguageModel<B> for Gemma3<B> {
     }
 
     fn new_cache(&self, b: &B, n_ctx: usize) -> B::KvCache {
-        b.kv_cache(n_ctx, &vec![self.hp.n_head_kv * self.hp.head_dim; self.hp.n_layer])
+        b.kv_cache(
+            n_ctx,
+            &vec![self.hp.n_head_kv * self.hp.head_dim; self.hp.n_layer],
+        )
     }
 
     fn forward(
@@ -137,9 +154,18 @@ impl<B: Backend> LanguageModel<B> for Gemma3<B> {
                 (&self.rope_global, &self.attn_global)
             };
             let h = normed(b, &x, &layer.attn_norm, eps);
-            let mut o = layer
-                .attn
-                .forward(b, &h, cache, i, positions, &self.hp, rope, attn, eps, Some(self.q_scale))?;
+            let mut o = layer.attn.forward(
+                b,
+                &h,
+                cache,
+                i,
+                positions,
+                &self.hp,
+                rope,
+                attn,
+                eps,
+                Some(self.q_scale),
+            )?;
             b.rms_norm(&mut o, &layer.post_attn_norm, eps);
             b.add(&mut x, &o);
             let h = normed(b, &x, &layer.ffn_norm, eps);

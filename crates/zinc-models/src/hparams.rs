@@ -30,9 +30,13 @@ fn uniform_u32(md: &Metadata, key: &str) -> Result<Option<u32>, ModelError> {
     match md.get(key) {
         None => Ok(None),
         Some(zinc_gguf::Value::Array(a)) => {
-            let vals: Vec<i128> = (0..a.len()).filter_map(|i| a.get(i).and_then(|v| v.as_int())).collect();
+            let vals: Vec<i128> = (0..a.len())
+                .filter_map(|i| a.get(i).and_then(|v| v.as_int()))
+                .collect();
             match vals.first() {
-                Some(&v) if vals.iter().all(|&x| x == v) && vals.len() == a.len() => Ok(Some(v as u32)),
+                Some(&v) if vals.iter().all(|&x| x == v) && vals.len() == a.len() => {
+                    Ok(Some(v as u32))
+                }
                 _ => Err(ModelError::Invalid(format!(
                     "{key}: per-layer values that differ are not supported ({} entries, type {})",
                     a.len(),
@@ -54,16 +58,19 @@ impl HParams {
         let k = |s: &str| format!("{arch}.{s}");
         let n_embd = md.get_usize(&k("embedding_length"))?;
         let n_layer = md.get_usize(&k("block_count"))?;
-        let n_head = uniform_u32(md, &k("attention.head_count"))?
-            .ok_or_else(|| ModelError::Invalid(format!("{} is missing", k("attention.head_count"))))?
-            as usize;
-        let n_head_kv = uniform_u32(md, &k("attention.head_count_kv"))?.map_or(n_head, |v| v as usize);
+        let n_head = uniform_u32(md, &k("attention.head_count"))?.ok_or_else(|| {
+            ModelError::Invalid(format!("{} is missing", k("attention.head_count")))
+        })? as usize;
+        let n_head_kv =
+            uniform_u32(md, &k("attention.head_count_kv"))?.map_or(n_head, |v| v as usize);
         if n_head == 0 || n_head_kv == 0 || n_head % n_head_kv != 0 {
             return Err(ModelError::Invalid(format!(
                 "{n_head} query heads cannot share {n_head_kv} KV heads"
             )));
         }
-        let head_dim = md.opt_usize(&k("attention.key_length"))?.unwrap_or(n_embd / n_head);
+        let head_dim = md
+            .opt_usize(&k("attention.key_length"))?
+            .unwrap_or(n_embd / n_head);
         if let Some(vd) = md.opt_usize(&k("attention.value_length"))? {
             if vd != head_dim {
                 return Err(ModelError::Invalid(format!(
@@ -72,7 +79,9 @@ impl HParams {
             }
         }
         let n_ff = uniform_u32(md, &k("feed_forward_length"))?.unwrap_or(0) as usize;
-        let n_rot = md.opt_usize(&k("rope.dimension_count"))?.unwrap_or(head_dim);
+        let n_rot = md
+            .opt_usize(&k("rope.dimension_count"))?
+            .unwrap_or(head_dim);
         let eps = md.get_f32(&k("attention.layer_norm_rms_epsilon"))?;
         let freq_base = md.opt_f32(&k("rope.freq_base"))?.unwrap_or(10000.0);
         let scaling = md.opt_str(&k("rope.scaling.type"))?.unwrap_or("linear");
@@ -94,7 +103,11 @@ impl HParams {
             .opt_array("tokenizer.ggml.tokens")?
             .map(|a| a.len())
             .or(md.opt_usize(&k("vocab_size"))?)
-            .ok_or_else(|| ModelError::Invalid("the vocabulary size is unknown (no tokenizer.ggml.tokens)".into()))?;
+            .ok_or_else(|| {
+                ModelError::Invalid(
+                    "the vocabulary size is unknown (no tokenizer.ggml.tokens)".into(),
+                )
+            })?;
         Ok(HParams {
             n_vocab,
             n_ctx_train: md.opt_usize(&k("context_length"))?.unwrap_or(0),

@@ -13,6 +13,7 @@ mod hparams;
 mod llama;
 mod qwen;
 mod qwen3moe;
+pub mod synth;
 
 use std::sync::Arc;
 
@@ -71,7 +72,10 @@ pub const REGISTRY: &[&str] = &["llama", "qwen2", "qwen3", "qwen3moe", "gemma3"]
 
 /// Loads the model in `file` for backend `b`: hyper-parameters checked, every weight placed,
 /// every tensor accounted for.
-pub fn load<B: Backend + 'static>(b: &B, file: Arc<GgufModel>) -> Result<Box<dyn LanguageModel<B>>, ModelError> {
+pub fn load<B: Backend + 'static>(
+    b: &B,
+    file: Arc<GgufModel>,
+) -> Result<Box<dyn LanguageModel<B>>, ModelError> {
     let arch = file.metadata().architecture()?.to_string();
     for (names, ctor) in registry::<B>() {
         if names.contains(&arch.as_str()) {

@@ -55,12 +55,19 @@ impl<B: Backend> Decoder<B> {
         }
         let l = Loader::new(b, file);
         let embd = l.req("token_embd.weight")?;
-        l.expect_dims(&embd, "token_embd.weight", &[hp.n_embd as u64, hp.n_vocab as u64])?;
+        l.expect_dims(
+            &embd,
+            "token_embd.weight",
+            &[hp.n_embd as u64, hp.n_vocab as u64],
+        )?;
         let mut layers = Vec::with_capacity(hp.n_layer);
         for i in 0..hp.n_layer {
             let attn = Attention::load(&l, &hp, i)?;
             if kind.qk_norm && (attn.q_norm.is_none() || attn.k_norm.is_none()) {
-                return Err(ModelError::Invalid(format!("blk.{i}: {} needs attn_q_norm and attn_k_norm", hp.arch)));
+                return Err(ModelError::Invalid(format!(
+                    "blk.{i}: {} needs attn_q_norm and attn_k_norm",
+                    hp.arch
+                )));
             }
             let ffn = if kind.moe {
                 Ffn::Moe(MoeFfn::load(&l, &hp, i)?)
@@ -106,7 +113,10 @@ impl<B: Backend> LanguageModel<B> for Decoder<B> {
     }
 
     fn new_cache(&self, b: &B, n_ctx: usize) -> B::KvCache {
-        b.kv_cache(n_ctx, &vec![self.hp.n_head_kv * self.hp.head_dim; self.hp.n_layer])
+        b.kv_cache(
+            n_ctx,
+            &vec![self.hp.n_head_kv * self.hp.head_dim; self.hp.n_layer],
+        )
     }
 
     fn forward(
@@ -121,9 +131,9 @@ impl<B: Backend> LanguageModel<B> for Decoder<B> {
         let mut x = b.embed(&self.embd, tokens, 1.0);
         for (i, layer) in self.layers.iter().enumerate() {
             let h = normed(b, &x, &layer.attn_norm, eps);
-            let o = layer
-                .attn
-                .forward(b, &h, cache, i, positions, &self.hp, &self.rope, &self.attn, eps, None)?;
+            let o = layer.attn.forward(
+                b, &h, cache, i, positions, &self.hp, &self.rope, &self.attn, eps, None,
+            )?;
             b.add(&mut x, &o);
             let h = normed(b, &x, &layer.ffn_norm, eps);
             let f = match &layer.ffn {
@@ -136,7 +146,10 @@ impl<B: Backend> LanguageModel<B> for Decoder<B> {
     }
 }
 
-pub fn load<B: Backend + 'static>(b: &B, file: Arc<GgufModel>) -> Result<Box<dyn LanguageModel<B>>, ModelError> {
+pub fn load<B: Backend + 'static>(
+    b: &B,
+    file: Arc<GgufModel>,
+) -> Result<Box<dyn LanguageModel<B>>, ModelError> {
     let moe = file.metadata().opt_u32("llama.expert_count")?.unwrap_or(0) > 0;
     let hp = HParams::from_metadata(file.metadata())?;
     if hp.n_rot != hp.head_dim {

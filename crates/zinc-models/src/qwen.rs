@@ -10,7 +10,10 @@ use zinc_gguf::GgufModel;
 use crate::llama::{Decoder, DecoderKind};
 use crate::{LanguageModel, ModelError};
 
-pub fn load<B: Backend + 'static>(b: &B, file: Arc<GgufModel>) -> Result<Box<dyn LanguageModel<B>>, ModelError> {
+pub fn load<B: Backend + 'static>(
+    b: &B,
+    file: Arc<GgufModel>,
+) -> Result<Box<dyn LanguageModel<B>>, ModelError> {
     let qwen3 = file.metadata().architecture()? == "qwen3";
     let kind = DecoderKind {
         rope: RopeStyle::Neox,

@@ -9,7 +9,10 @@ use zinc_gguf::GgufModel;
 use crate::llama::{Decoder, DecoderKind};
 use crate::{LanguageModel, ModelError};
 
-pub fn load<B: Backend + 'static>(b: &B, file: Arc<GgufModel>) -> Result<Box<dyn LanguageModel<B>>, ModelError> {
+pub fn load<B: Backend + 'static>(
+    b: &B,
+    file: Arc<GgufModel>,
+) -> Result<Box<dyn LanguageModel<B>>, ModelError> {
     let kind = DecoderKind {
         rope: RopeStyle::Neox,
         qk_norm: true,

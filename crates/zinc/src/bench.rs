@@ -59,7 +59,11 @@ struct BenchReport {
 fn stats(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 { v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
     (mean, var.sqrt())
 }
 
@@ -74,7 +78,11 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     let hp = engine.model.hparams().clone();
     let n_ctx = args.depth + args.n_prompt.max(args.n_gen) + 1;
     let mut rng = rand::rngs::StdRng::seed_from_u64(42);
-    let mut random = |n: usize| -> Vec<u32> { (0..n).map(|_| rng.gen_range(0..hp.n_vocab as u32)).collect() };
+    let mut random = |n: usize| -> Vec<u32> {
+        (0..n)
+            .map(|_| rng.gen_range(0..hp.n_vocab as u32))
+            .collect()
+    };
     let depth_tokens = random(args.depth);
     let mut results = Vec::new();
     let mut tests = Vec::new();
@@ -104,10 +112,18 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             if rep > 0 {
                 samples.push(n as f64 / secs);
             }
-            eprintln!("zinc bench: {kind}{n} run {rep}{}: {:.1} tok/s", if rep == 0 { " (warm-up)" } else { "" }, n as f64 / secs);
+            eprintln!(
+                "zinc bench: {kind}{n} run {rep}{}: {:.1} tok/s",
+                if rep == 0 { " (warm-up)" } else { "" },
+                n as f64 / secs
+            );
         }
         let (avg, sd) = stats(&samples);
-        let depth = if args.depth > 0 { format!(" @ d{}", args.depth) } else { String::new() };
+        let depth = if args.depth > 0 {
+            format!(" @ d{}", args.depth)
+        } else {
+            String::new()
+        };
         results.push(TestResult {
             test: format!("{kind}{n}{depth}"),
             n_prompt: if kind == "pp" { n } else { 0 },

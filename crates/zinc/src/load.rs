@@ -43,7 +43,9 @@ pub fn open_file(path: &PathBuf) -> Result<Arc<GgufModel>> {
 pub fn cpu_backend(args: &ModelArgs) -> Result<CpuBackend> {
     match args.backend.as_str() {
         "cpu" | "auto" => {}
-        other => anyhow::bail!("backend {other:?} is not available in this build (available: cpu, auto)"),
+        other => {
+            anyhow::bail!("backend {other:?} is not available in this build (available: cpu, auto)")
+        }
     }
     init_threads(args.threads)?;
     Ok(CpuBackend::new())
@@ -56,7 +58,8 @@ pub fn engine(args: &ModelArgs) -> Result<Engine<CpuBackend>> {
     let file = open_file(&args.model)?;
     let tokenizer = Tokenizer::from_metadata(file.metadata())
         .with_context(|| format!("{}: cannot build the tokenizer", args.model.display()))?;
-    let model = zinc_models::load(&b, file).with_context(|| format!("cannot load {}", args.model.display()))?;
+    let model = zinc_models::load(&b, file)
+        .with_context(|| format!("cannot load {}", args.model.display()))?;
     eprintln!(
         "zinc: loaded {} ({}, {} layers) on {} in {:.2} s",
         args.model.display(),

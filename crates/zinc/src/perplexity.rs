@@ -39,13 +39,17 @@ pub struct PplResult {
 
 pub fn perplexity(args: &PerplexityArgs) -> Result<()> {
     let r = compute(args)?;
-    println!("Final estimate: PPL = {:.4} +/- {:.5} ({} chunks of {} tokens)", r.ppl, r.stderr, r.chunks, args.ctx);
+    println!(
+        "Final estimate: PPL = {:.4} +/- {:.5} ({} chunks of {} tokens)",
+        r.ppl, r.stderr, r.chunks, args.ctx
+    );
     Ok(())
 }
 
 pub fn compute(args: &PerplexityArgs) -> Result<PplResult> {
     let engine = load::engine(&args.model)?;
-    let text = std::fs::read_to_string(&args.file).with_context(|| format!("cannot read {}", args.file.display()))?;
+    let text = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
     let tok = &engine.tokenizer;
     let tokens = tok.encode(&text, true, false);
     let n_ctx = args.ctx;
@@ -55,9 +59,15 @@ pub fn compute(args: &PerplexityArgs) -> Result<PplResult> {
     let available = tokens.len() / n_ctx;
     let n_chunks = args.chunks.map_or(available, |c| c.min(available));
     if n_chunks == 0 {
-        bail!("{} tokens are not enough for one chunk of {n_ctx}", tokens.len());
+        bail!(
+            "{} tokens are not enough for one chunk of {n_ctx}",
+            tokens.len()
+        );
     }
-    eprintln!("zinc: {} tokens, scoring {n_chunks} chunks of {n_ctx}", tokens.len());
+    eprintln!(
+        "zinc: {} tokens, scoring {n_chunks} chunks of {n_ctx}",
+        tokens.len()
+    );
     let first = n_ctx / 2;
     let mut sum = 0.0f64;
     let mut sum_sq = 0.0f64;

@@ -77,7 +77,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
         let file = load::open_file(&args.model.model)?;
         let t = ChatTemplate::from_metadata(file.metadata(), tok)?;
         if let TemplateSource::Fallback(f) = t.source() {
-            eprintln!("zinc: the model has no chat template; using the {f} format for its architecture");
+            eprintln!(
+                "zinc: the model has no chat template; using the {f} format for its architecture"
+            );
         }
         let mut msgs = Vec::new();
         if let Some(s) = &args.system {
@@ -104,7 +106,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if prompt.is_empty() {
         bail!("the prompt is empty");
     }
-    let n_ctx = args.ctx.unwrap_or_else(|| default_ctx(engine.model.hparams().n_ctx_train));
+    let n_ctx = args
+        .ctx
+        .unwrap_or_else(|| default_ctx(engine.model.hparams().n_ctx_train));
     let params = GenerateParams {
         max_tokens: args.n_predict,
         sampler: SamplerConfig {
@@ -184,7 +188,8 @@ struct LogitsReport {
 pub fn logits(args: &LogitsArgs) -> Result<()> {
     let b = load::cpu_backend(&args.model)?;
     let file = load::open_file(&args.model.model)?;
-    let model = zinc_models::load(&b, file).with_context(|| format!("cannot load {}", args.model.model.display()))?;
+    let model = zinc_models::load(&b, file)
+        .with_context(|| format!("cannot load {}", args.model.model.display()))?;
     let n_vocab = model.hparams().n_vocab;
     if let Some(&bad) = args.tokens.iter().find(|&&t| t as usize >= n_vocab) {
         bail!("token id {bad} is outside the vocabulary of {n_vocab}");
@@ -202,7 +207,8 @@ pub fn logits(args: &LogitsArgs) -> Result<()> {
     };
     match &args.output {
         Some(p) => {
-            let f = std::fs::File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
+            let f = std::fs::File::create(p)
+                .with_context(|| format!("cannot write {}", p.display()))?;
             serde_json::to_writer(std::io::BufWriter::new(f), &report)?;
         }
         None => {

@@ -12,7 +12,9 @@ use zinc_gguf::GgmlType;
 
 use super::dot::{ActRow, BlockQ8, BlockQ8K};
 
-const IQ4_LEVELS: [i8; 16] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
+const IQ4_LEVELS: [i8; 16] = [
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+];
 
 /// f16 → f32 with the F16C instruction (inlined, unlike the `half` crate's call).
 #[inline(always)]
@@ -23,7 +25,15 @@ unsafe fn f16_at(b: &[u8], at: usize) -> f32 {
 
 /// The formats with an AVX2 kernel here.
 pub fn has_kernel(ty: GgmlType) -> bool {
-    matches!(ty, GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::IQ4_NL | GgmlType::Q4_K | GgmlType::Q6_K)
+    matches!(
+        ty,
+        GgmlType::Q8_0
+            | GgmlType::Q4_0
+            | GgmlType::Q5_0
+            | GgmlType::IQ4_NL
+            | GgmlType::Q4_K
+            | GgmlType::Q6_K
+    )
 }
 
 /// Σ of signed-byte products of `x` and `y`, as 8 f32 lanes.
@@ -68,7 +78,12 @@ unsafe fn nibbles(p: *const u8) -> __m256i {
 /// 32 bits → 32 bytes, 0xFF where the bit is set.
 #[inline(always)]
 unsafe fn bits_to_bytes(x: u32) -> __m256i {
-    let shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+    let shuf = _mm256_set_epi64x(
+        0x0303030303030303,
+        0x0202020202020202,
+        0x0101010101010101,
+        0,
+    );
     let bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(x as i32), shuf);
     let mask = _mm256_set1_epi64x(0x7fbfdfeff7fbfdfe_u64 as i64);
     _mm256_cmpeq_epi8(_mm256_or_si256(bytes, mask), _mm256_set1_epi64x(-1))
@@ -86,8 +101,12 @@ unsafe fn load_q8(y: &BlockQ8) -> __m256i {
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn dot(ty: GgmlType, row: &[u8], act: &ActRow) -> f32 {
     match (ty, act) {
-        (GgmlType::Q8_0, ActRow::Q8(x)) => legacy(row, 34, x, |b| _mm256_loadu_si256(b.as_ptr().add(2) as *const __m256i)),
-        (GgmlType::Q4_0, ActRow::Q8(x)) => legacy(row, 18, x, |b| _mm256_sub_epi8(nibbles(b.as_ptr().add(2)), _mm256_set1_epi8(8))),
+        (GgmlType::Q8_0, ActRow::Q8(x)) => legacy(row, 34, x, |b| {
+            _mm256_loadu_si256(b.as_ptr().add(2) as *const __m256i)
+        }),
+        (GgmlType::Q4_0, ActRow::Q8(x)) => legacy(row, 18, x, |b| {
+            _mm256_sub_epi8(nibbles(b.as_ptr().add(2)), _mm256_set1_epi8(8))
+        }),
         (GgmlType::Q5_0, ActRow::Q8(x)) => legacy(row, 22, x, |b| {
             let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
             // bit set: nibble; bit clear: nibble − 16 (0xF0 | n as i8).
@@ -95,8 +114,11 @@ pub unsafe fn dot(ty: GgmlType, row: &[u8], act: &ActRow) -> f32 {
             _mm256_or_si256(nibbles(b.as_ptr().add(6)), hi)
         }),
         (GgmlType::IQ4_NL, ActRow::Q8(x)) => {
-            let table = _mm256_broadcastsi128_si256(_mm_loadu_si128(IQ4_LEVELS.as_ptr() as *const __m128i));
-            legacy(row, 18, x, |b| _mm256_shuffle_epi8(table, nibbles(b.as_ptr().add(2))))
+            let table =
+                _mm256_broadcastsi128_si256(_mm_loadu_si128(IQ4_LEVELS.as_ptr() as *const __m128i));
+            legacy(row, 18, x, |b| {
+                _mm256_shuffle_epi8(table, nibbles(b.as_ptr().add(2)))
+            })
         }
         (GgmlType::Q4_K, ActRow::Q8K(x)) => q4_k(row, x),
         (GgmlType::Q6_K, ActRow::Q8K(x)) => q6_k(row, x),
@@ -118,28 +140,48 @@ pub unsafe fn dot4(ty: GgmlType, row: &[u8], acts: [&ActRow; 4]) -> [f32; 4] {
     }
     let x = [q8(acts[0]), q8(acts[1]), q8(acts[2]), q8(acts[3])];
     match ty {
-        GgmlType::Q8_0 => legacy4(row, 34, x, |b| _mm256_loadu_si256(b.as_ptr().add(2) as *const __m256i)),
-        GgmlType::Q4_0 => legacy4(row, 18, x, |b| _mm256_sub_epi8(nibbles(b.as_ptr().add(2)), _mm256_set1_epi8(8))),
+        GgmlType::Q8_0 => legacy4(row, 34, x, |b| {
+            _mm256_loadu_si256(b.as_ptr().add(2) as *const __m256i)
+        }),
+        GgmlType::Q4_0 => legacy4(row, 18, x, |b| {
+            _mm256_sub_epi8(nibbles(b.as_ptr().add(2)), _mm256_set1_epi8(8))
+        }),
         GgmlType::Q5_0 => legacy4(row, 22, x, |b| {
             let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
             let hi = _mm256_andnot_si256(bits_to_bytes(qh), _mm256_set1_epi8(0xF0u8 as i8));
             _mm256_or_si256(nibbles(b.as_ptr().add(6)), hi)
         }),
         GgmlType::IQ4_NL => {
-            let table = _mm256_broadcastsi128_si256(_mm_loadu_si128(IQ4_LEVELS.as_ptr() as *const __m128i));
-            legacy4(row, 18, x, |b| _mm256_shuffle_epi8(table, nibbles(b.as_ptr().add(2))))
+            let table =
+                _mm256_broadcastsi128_si256(_mm_loadu_si128(IQ4_LEVELS.as_ptr() as *const __m128i));
+            legacy4(row, 18, x, |b| {
+                _mm256_shuffle_epi8(table, nibbles(b.as_ptr().add(2)))
+            })
         }
-        _ => [dot(ty, row, acts[0]), dot(ty, row, acts[1]), dot(ty, row, acts[2]), dot(ty, row, acts[3])],
+        _ => [
+            dot(ty, row, acts[0]),
+            dot(ty, row, acts[1]),
+            dot(ty, row, acts[2]),
+            dot(ty, row, acts[3]),
+        ],
     }
 }
 
 /// Whether `dot4` shares the unpacking across tokens for this format.
 pub fn has_kernel4(ty: GgmlType) -> bool {
-    matches!(ty, GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::IQ4_NL)
+    matches!(
+        ty,
+        GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::IQ4_NL
+    )
 }
 
 #[inline(always)]
-unsafe fn legacy4(row: &[u8], size: usize, x: [&[BlockQ8]; 4], unpack: impl Fn(&[u8]) -> __m256i) -> [f32; 4] {
+unsafe fn legacy4(
+    row: &[u8],
+    size: usize,
+    x: [&[BlockQ8]; 4],
+    unpack: impl Fn(&[u8]) -> __m256i,
+) -> [f32; 4] {
     let mut acc = [_mm256_setzero_ps(); 4];
     for (i, b) in row.chunks_exact(size).enumerate() {
         let q = unpack(b);
@@ -148,7 +190,10 @@ unsafe fn legacy4(row: &[u8], size: usize, x: [&[BlockQ8]; 4], unpack: impl Fn(&
         for t in 0..4 {
             let y = &x[t][i];
             let sy = _mm256_sign_epi8(load_q8(y), q);
-            let s = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(aq, sy), _mm256_set1_epi16(1)));
+            let s = _mm256_cvtepi32_ps(_mm256_madd_epi16(
+                _mm256_maddubs_epi16(aq, sy),
+                _mm256_set1_epi16(1),
+            ));
             acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * y.d), s, acc[t]);
         }
     }
@@ -196,8 +241,14 @@ unsafe fn q4_k(row: &[u8], x: &[BlockQ8K]) -> f32 {
             let hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), m4);
             let ylo = _mm256_loadu_si256(y.qs.as_ptr().add(64 * c) as *const __m256i);
             let yhi = _mm256_loadu_si256(y.qs.as_ptr().add(64 * c + 32) as *const __m256i);
-            let plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, ylo), _mm256_set1_epi16(sc[2 * c] as i16));
-            let phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, yhi), _mm256_set1_epi16(sc[2 * c + 1] as i16));
+            let plo = _mm256_madd_epi16(
+                _mm256_maddubs_epi16(lo, ylo),
+                _mm256_set1_epi16(sc[2 * c] as i16),
+            );
+            let phi = _mm256_madd_epi16(
+                _mm256_maddubs_epi16(hi, yhi),
+                _mm256_set1_epi16(sc[2 * c + 1] as i16),
+            );
             sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(plo, phi));
         }
         sumf += f16_at(b, 0) * y.d * hsum_i32(sumi) as f32 - f16_at(b, 2) * y.d * mins as f32;
@@ -224,17 +275,32 @@ unsafe fn q6_k(row: &[u8], x: &[BlockQ8K]) -> f32 {
             let l0 = _mm256_loadu_si256(ql as *const __m256i);
             let l1 = _mm256_loadu_si256(ql.add(32) as *const __m256i);
             let parts = [
-                _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4)),
-                _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4)),
+                _mm256_or_si256(
+                    _mm256_and_si256(l0, m4),
+                    _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4),
+                ),
+                _mm256_or_si256(
+                    _mm256_and_si256(l1, m4),
+                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4),
+                ),
+                _mm256_or_si256(
+                    _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4),
+                ),
+                _mm256_or_si256(
+                    _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4),
+                ),
             ];
             for (k, q) in parts.into_iter().enumerate() {
                 let e0 = 128 * h + 32 * k;
                 let yv = _mm256_loadu_si256(y.qs.as_ptr().add(e0) as *const __m256i);
                 let p16 = _mm256_maddubs_epi16(q, yv);
                 let g = e0 / 16;
-                let scales = _mm256_set_m128i(_mm_set1_epi16(sc[g + 1] as i16), _mm_set1_epi16(sc[g] as i16));
+                let scales = _mm256_set_m128i(
+                    _mm_set1_epi16(sc[g + 1] as i16),
+                    _mm_set1_epi16(sc[g] as i16),
+                );
                 sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p16, scales));
             }
         }

@@ -155,7 +155,9 @@ fn nibbles(qs: &[u8], offset: i8) -> [i8; 32] {
     q
 }
 
-const IQ4_LEVELS: [i8; 16] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
+const IQ4_LEVELS: [i8; 16] = [
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+];
 const MXFP4_LEVELS: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
 
 #[inline(always)]
@@ -170,7 +172,11 @@ fn table_nibbles(qs: &[u8], table: &[i8; 16]) -> [i8; 32] {
 
 #[inline(always)]
 fn e8m0_half(e: u8) -> f32 {
-    let bits = if e < 2 { 0x0020_0000u32 << e } else { ((e as u32) - 1) << 23 };
+    let bits = if e < 2 {
+        0x0020_0000u32 << e
+    } else {
+        ((e as u32) - 1) << 23
+    };
     f32::from_bits(bits)
 }
 
@@ -197,10 +203,20 @@ pub enum Unpacked {
     /// F32/F16/BF16 weights as f32.
     Float(Vec<f32>),
     /// 32-element blocks: `Σ_b (d_b·dx_b)·Σ q·qx  (+ m_b·sx_b)`.
-    Blocks { q: Vec<i8>, d: Vec<f32>, m: Vec<f32> },
+    Blocks {
+        q: Vec<i8>,
+        d: Vec<f32>,
+        m: Vec<f32>,
+    },
     /// 256-element super-blocks of 16-element groups with integer scales and mins:
     /// `Σ_sb dx·(d·Σ_g sc_g·Σ q·qx − dmin·Σ_g mn_g·bsum_g)`.
-    Super { q: Vec<i8>, sc: Vec<i32>, mn: Vec<i32>, d: Vec<f32>, dmin: Vec<f32> },
+    Super {
+        q: Vec<i8>,
+        sc: Vec<i32>,
+        mn: Vec<i32>,
+        d: Vec<f32>,
+        dmin: Vec<f32>,
+    },
 }
 
 impl Unpacked {
@@ -240,9 +256,18 @@ pub fn unpack(ty: GgmlType, row: &[u8], u: &mut Unpacked) {
             let mut v = take_float(u);
             v.clear();
             match ty {
-                T::F32 => v.extend(row.chunks_exact(4).map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]]))),
-                T::F16 => v.extend(row.chunks_exact(2).map(|w| f16::from_bits(u16::from_le_bytes([w[0], w[1]])).to_f32())),
-                _ => v.extend(row.chunks_exact(2).map(|w| f32::from_bits((u16::from_le_bytes([w[0], w[1]]) as u32) << 16))),
+                T::F32 => v.extend(
+                    row.chunks_exact(4)
+                        .map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]])),
+                ),
+                T::F16 => v.extend(
+                    row.chunks_exact(2)
+                        .map(|w| f16::from_bits(u16::from_le_bytes([w[0], w[1]])).to_f32()),
+                ),
+                _ => v.extend(
+                    row.chunks_exact(2)
+                        .map(|w| f32::from_bits((u16::from_le_bytes([w[0], w[1]]) as u32) << 16)),
+                ),
             }
             *u = Unpacked::Float(v);
         }
@@ -257,8 +282,14 @@ pub fn unpack(ty: GgmlType, row: &[u8], u: &mut Unpacked) {
                     T::Q4_0 => nibbles(&b[2..18], 8),
                     T::Q4_1 => nibbles(&b[4..20], 0),
                     T::Q5_0 | T::Q5_1 => {
-                        let (qh_at, qs_at, off) = if ty == T::Q5_0 { (2, 6, 16) } else { (4, 8, 0) };
-                        let qh = u32::from_le_bytes([b[qh_at], b[qh_at + 1], b[qh_at + 2], b[qh_at + 3]]);
+                        let (qh_at, qs_at, off) =
+                            if ty == T::Q5_0 { (2, 6, 16) } else { (4, 8, 0) };
+                        let qh = u32::from_le_bytes([
+                            b[qh_at],
+                            b[qh_at + 1],
+                            b[qh_at + 2],
+                            b[qh_at + 3],
+                        ]);
                         let mut v = nibbles(&b[qs_at..qs_at + 16], 0);
                         for (j, x) in v.iter_mut().enumerate() {
                             *x = (*x | ((((qh >> j) & 1) as i8) << 4)) - off;
@@ -300,7 +331,11 @@ pub fn unpack(ty: GgmlType, row: &[u8], u: &mut Unpacked) {
                 match ty {
                     T::Q4_K | T::Q5_K => {
                         let (s, m) = scale_min_k4(&b[4..16]);
-                        let (qh, qs) = if ty == T::Q5_K { (Some(&b[16..48]), &b[48..176]) } else { (None, &b[16..144]) };
+                        let (qh, qs) = if ty == T::Q5_K {
+                            (Some(&b[16..48]), &b[48..176])
+                        } else {
+                            (None, &b[16..144])
+                        };
                         for c in 0..4 {
                             for l in 0..32 {
                                 let (mut lo, mut hi) = (qs[32 * c + l] & 15, qs[32 * c + l] >> 4);
@@ -323,11 +358,15 @@ pub fn unpack(ty: GgmlType, row: &[u8], u: &mut Unpacked) {
                         let (ql, qh, s) = (&b[0..128], &b[128..192], &b[192..208]);
                         for h in 0..2 {
                             for l in 0..32 {
-                                let (a, c, hb) = (ql[64 * h + l], ql[64 * h + l + 32], qh[32 * h + l]);
+                                let (a, c, hb) =
+                                    (ql[64 * h + l], ql[64 * h + l + 32], qh[32 * h + l]);
                                 qq[128 * h + l] = ((a & 15) | ((hb & 3) << 4)) as i8 - 32;
-                                qq[128 * h + 32 + l] = ((c & 15) | (((hb >> 2) & 3) << 4)) as i8 - 32;
-                                qq[128 * h + 64 + l] = ((a >> 4) | (((hb >> 4) & 3) << 4)) as i8 - 32;
-                                qq[128 * h + 96 + l] = ((c >> 4) | (((hb >> 6) & 3) << 4)) as i8 - 32;
+                                qq[128 * h + 32 + l] =
+                                    ((c & 15) | (((hb >> 2) & 3) << 4)) as i8 - 32;
+                                qq[128 * h + 64 + l] =
+                                    ((a >> 4) | (((hb >> 4) & 3) << 4)) as i8 - 32;
+                                qq[128 * h + 96 + l] =
+                                    ((c >> 4) | (((hb >> 6) & 3) << 4)) as i8 - 32;
                             }
                         }
                         sc.extend(s.iter().map(|&v| (v as i8) as i32));
@@ -340,7 +379,12 @@ pub fn unpack(ty: GgmlType, row: &[u8], u: &mut Unpacked) {
                         for (e, v) in qq.iter_mut().enumerate() {
                             let (h, j, l) = (e / 128, (e % 128) / 32, e % 32);
                             let q2 = ((qs[32 * h + l] >> (2 * j)) & 3) as i8;
-                            *v = q2 - if (hmask[l] >> (e / 32)) & 1 == 1 { 0 } else { 4 };
+                            *v = q2
+                                - if (hmask[l] >> (e / 32)) & 1 == 1 {
+                                    0
+                                } else {
+                                    4
+                                };
                         }
                         for g in 0..16 {
                             let lo = if g < 8 { sb[g] & 15 } else { sb[g - 8] >> 4 };
@@ -366,7 +410,8 @@ pub fn unpack(ty: GgmlType, row: &[u8], u: &mut Unpacked) {
                         // IQ4_XS
                         let scales_h = u16::from_le_bytes([b[2], b[3]]);
                         for ib in 0..8 {
-                            let ls = ((b[4 + ib / 2] >> (4 * (ib % 2))) & 15) | ((((scales_h >> (2 * ib)) & 3) as u8) << 4);
+                            let ls = ((b[4 + ib / 2] >> (4 * (ib % 2))) & 15)
+                                | ((((scales_h >> (2 * ib)) & 3) as u8) << 4);
                             let v = table_nibbles(&b[8 + 16 * ib..8 + 16 * ib + 16], &IQ4_LEVELS);
                             qq[32 * ib..32 * ib + 32].copy_from_slice(&v);
                             sc.extend([ls as i32 - 32; 2]);

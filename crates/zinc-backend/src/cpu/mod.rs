@@ -83,7 +83,14 @@ impl CpuBackend {
 /// `out[t][r] = w[r] · x[t]` for rows `r0..r0 + out_t.len() / n_tok` written transposed
 /// (`out_t[r][t]`), one call per parallel chunk.
 #[inline(always)]
-fn matmul_chunk(ty: GgmlType, data: &[u8], row_bytes: usize, r0: usize, acts: &[ActRow], out_t: &mut [f32]) {
+fn matmul_chunk(
+    ty: GgmlType,
+    data: &[u8],
+    row_bytes: usize,
+    r0: usize,
+    acts: &[ActRow],
+    out_t: &mut [f32],
+) {
     let n_tok = acts.len();
     let mut u = dot::Unpacked::new();
     for (i, out_row) in out_t.chunks_exact_mut(n_tok).enumerate() {
@@ -99,7 +106,14 @@ fn matmul_chunk(ty: GgmlType, data: &[u8], row_bytes: usize, r0: usize, acts: &[
 /// the tile's activations stay in L1 while the chunk's weight rows stream from L2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c,bmi2")]
-unsafe fn matmul_chunk_avx2(ty: GgmlType, data: &[u8], row_bytes: usize, r0: usize, acts: &[ActRow], out_t: &mut [f32]) {
+unsafe fn matmul_chunk_avx2(
+    ty: GgmlType,
+    data: &[u8],
+    row_bytes: usize,
+    r0: usize,
+    acts: &[ActRow],
+    out_t: &mut [f32],
+) {
     if !avx2::has_kernel(ty) {
         return matmul_chunk(ty, data, row_bytes, r0, acts, out_t);
     }
@@ -113,7 +127,11 @@ unsafe fn matmul_chunk_avx2(ty: GgmlType, data: &[u8], row_bytes: usize, r0: usi
             let mut t = t0;
             if avx2::has_kernel4(ty) {
                 while t + 4 <= t1 {
-                    let v = avx2::dot4(ty, row, [&acts[t], &acts[t + 1], &acts[t + 2], &acts[t + 3]]);
+                    let v = avx2::dot4(
+                        ty,
+                        row,
+                        [&acts[t], &acts[t + 1], &acts[t + 2], &acts[t + 3]],
+                    );
                     out_t[i * n_tok + t..i * n_tok + t + 4].copy_from_slice(&v);
                     t += 4;
                 }
@@ -130,7 +148,9 @@ fn has_avx2() -> bool {
     {
         static AVX2: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
         *AVX2.get_or_init(|| {
-            is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c")
+            is_x86_feature_detected!("avx2")
+                && is_x86_feature_detected!("fma")
+                && is_x86_feature_detected!("f16c")
         })
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -191,7 +211,12 @@ fn rms_norm_in_place(x: &mut [f32], w: &[f32], eps: f32) {
 fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0.0f32; 8];
     let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
-    let tail: f32 = ac.remainder().iter().zip(bc.remainder()).map(|(x, y)| x * y).sum();
+    let tail: f32 = ac
+        .remainder()
+        .iter()
+        .zip(bc.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
     for (x, y) in ac.zip(bc) {
         for k in 0..8 {
             acc[k] += x[k] * y[k];
@@ -227,7 +252,11 @@ impl Backend for CpuBackend {
     type KvCache = CpuKvCache;
 
     fn name(&self) -> String {
-        format!("cpu ({} threads{})", rayon::current_num_threads(), if has_avx2() { ", AVX2" } else { "" })
+        format!(
+            "cpu ({} threads{})",
+            rayon::current_num_threads(),
+            if has_avx2() { ", AVX2" } else { "" }
+        )
     }
 
     fn supports(&self, ty: GgmlType) -> bool {
@@ -296,7 +325,12 @@ impl Backend for CpuBackend {
     }
 
     fn tensor_from(&self, data: &[f32], rows: usize, cols: usize) -> CpuTensor {
-        assert_eq!(data.len(), rows * cols, "tensor_from: {} values for {rows}×{cols}", data.len());
+        assert_eq!(
+            data.len(),
+            rows * cols,
+            "tensor_from: {} values for {rows}×{cols}",
+            data.len()
+        );
         CpuTensor {
             data: data.to_vec(),
             rows,
@@ -417,8 +451,14 @@ impl Backend for CpuBackend {
         CpuKvCache {
             n_ctx,
             dims: kv_dims.to_vec(),
-            k: kv_dims.iter().map(|&d| vec![f16::ZERO; n_ctx * d]).collect(),
-            v: kv_dims.iter().map(|&d| vec![f16::ZERO; n_ctx * d]).collect(),
+            k: kv_dims
+                .iter()
+                .map(|&d| vec![f16::ZERO; n_ctx * d])
+                .collect(),
+            v: kv_dims
+                .iter()
+                .map(|&d| vec![f16::ZERO; n_ctx * d])
+                .collect(),
         }
     }
 
@@ -434,12 +474,21 @@ impl Backend for CpuBackend {
         for (t, &pos) in positions.iter().enumerate() {
             let pos = pos as usize;
             if pos >= cache.n_ctx {
-                return Err(BackendError::ContextOverflow { pos, n_ctx: cache.n_ctx });
+                return Err(BackendError::ContextOverflow {
+                    pos,
+                    n_ctx: cache.n_ctx,
+                });
             }
-            for (dst, &src) in cache.k[layer][pos * d..(pos + 1) * d].iter_mut().zip(k.row(t)) {
+            for (dst, &src) in cache.k[layer][pos * d..(pos + 1) * d]
+                .iter_mut()
+                .zip(k.row(t))
+            {
                 *dst = f16::from_f32(src);
             }
-            for (dst, &src) in cache.v[layer][pos * d..(pos + 1) * d].iter_mut().zip(v.row(t)) {
+            for (dst, &src) in cache.v[layer][pos * d..(pos + 1) * d]
+                .iter_mut()
+                .zip(v.row(t))
+            {
                 *dst = f16::from_f32(src);
             }
         }
@@ -450,7 +499,14 @@ impl Backend for CpuBackend {
     /// of 64 or more query rows take the tiled path (f32 throughout); smaller batches and single
     /// tokens take the per-row path, where Q is rounded to f16 and the weighted sum of V is
     /// accumulated in f16 under an online softmax.
-    fn attention(&self, q: &CpuTensor, cache: &CpuKvCache, layer: usize, positions: &[u32], p: &AttnParams) -> CpuTensor {
+    fn attention(
+        &self,
+        q: &CpuTensor,
+        cache: &CpuKvCache,
+        layer: usize,
+        positions: &[u32],
+        p: &AttnParams,
+    ) -> CpuTensor {
         use half::slice::HalfFloatSliceExt;
         const TILE_ROWS: usize = 64;
         let tiled = q.rows >= TILE_ROWS;

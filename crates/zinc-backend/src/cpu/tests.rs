@@ -16,8 +16,12 @@ fn random(n: usize, seed: u64) -> Vec<f32> {
 fn model_with(ty: GgmlType, rows: usize, cols: usize, seed: u64) -> (Arc<GgufModel>, Vec<f32>) {
     let vals = random(rows * cols, seed);
     let mut w = GgufWriter::new();
-    w.add_f32_tensor("w", ty, &[cols as u64, rows as u64], &vals).unwrap();
-    let dir = std::env::temp_dir().join(format!("zinc-cpu-test-{}-{ty}-{seed}.gguf", std::process::id()));
+    w.add_f32_tensor("w", ty, &[cols as u64, rows as u64], &vals)
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!(
+        "zinc-cpu-test-{}-{ty}-{seed}.gguf",
+        std::process::id()
+    ));
     w.write_to(&dir).unwrap();
     let bytes = std::fs::read(&dir).unwrap();
     let _ = std::fs::remove_file(&dir);
@@ -56,9 +60,13 @@ fn matmul_matches_the_dequantized_reference_for_every_format() {
                     GgmlType::F32 => 1e-5,
                     GgmlType::BF16 => 8e-3,
                     _ => 1e-2,
-                } * wnorm * xnorm;
+                } * wnorm
+                    * xnorm;
                 let got = out.data[t * rows + r];
-                assert!((got - want).abs() <= tol, "{ty} row {r} token {t}: {got} vs {want} (tol {tol})");
+                assert!(
+                    (got - want).abs() <= tol,
+                    "{ty} row {r} token {t}: {got} vs {want} (tol {tol})"
+                );
             }
         }
     }
@@ -101,10 +109,16 @@ fn rope_rotates_pairs_by_position() {
             let dst = &t.data[h * hd..(h + 1) * hd];
             for i in 0..3 {
                 let theta = 5.0f64 * 10000f64.powf(-2.0 * i as f64 / 6.0);
-                let (a, bb) = if style == RopeStyle::Norm { (2 * i, 2 * i + 1) } else { (i, i + 3) };
+                let (a, bb) = if style == RopeStyle::Norm {
+                    (2 * i, 2 * i + 1)
+                } else {
+                    (i, i + 3)
+                };
                 let want0 = src[a] as f64 * theta.cos() - src[bb] as f64 * theta.sin();
                 let want1 = src[a] as f64 * theta.sin() + src[bb] as f64 * theta.cos();
-                assert!((dst[a] as f64 - want0).abs() < 1e-5 && (dst[bb] as f64 - want1).abs() < 1e-5);
+                assert!(
+                    (dst[a] as f64 - want0).abs() < 1e-5 && (dst[bb] as f64 - want1).abs() < 1e-5
+                );
             }
             // Dimensions past n_rot pass through.
             assert_eq!(&dst[6..], &src[6..]);
@@ -121,8 +135,14 @@ fn attention_matches_a_naive_softmax_with_gqa_and_window() {
     let v = random(n * n_kv * hd, 3);
     let mut cache = b.kv_cache(16, &[n_kv * hd]);
     let pos: Vec<u32> = (0..n as u32).collect();
-    b.kv_store(&mut cache, 0, &b.tensor_from(&k, n, n_kv * hd), &b.tensor_from(&v, n, n_kv * hd), &pos)
-        .unwrap();
+    b.kv_store(
+        &mut cache,
+        0,
+        &b.tensor_from(&k, n, n_kv * hd),
+        &b.tensor_from(&v, n, n_kv * hd),
+        &pos,
+    )
+    .unwrap();
     for window in [None, Some(3)] {
         let p = AttnParams {
             n_head,
@@ -138,22 +158,41 @@ fn attention_matches_a_naive_softmax_with_gqa_and_window() {
                 let lo = window.map_or(0, |w| (t + 1).saturating_sub(w));
                 let qh = &q[(t * n_head + h) * hd..(t * n_head + h + 1) * hd];
                 let scores: Vec<f32> = (lo..=t)
-                    .map(|j| 0.3 * (0..hd).map(|d| qh[d] * k[(j * n_kv + g) * hd + d]).sum::<f32>())
+                    .map(|j| {
+                        0.3 * (0..hd)
+                            .map(|d| qh[d] * k[(j * n_kv + g) * hd + d])
+                            .sum::<f32>()
+                    })
                     .collect();
                 let m = scores.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
                 let e: Vec<f32> = scores.iter().map(|s| (s - m).exp()).collect();
                 let z: f32 = e.iter().sum();
                 for d in 0..hd {
-                    let want: f32 = (lo..=t).zip(&e).map(|(j, w)| w / z * v[(j * n_kv + g) * hd + d]).sum();
+                    let want: f32 = (lo..=t)
+                        .zip(&e)
+                        .map(|(j, w)| w / z * v[(j * n_kv + g) * hd + d])
+                        .sum();
                     let got = out.data[(t * n_head + h) * hd + d];
                     // f16 cache and f16-rounded Q.
-                    assert!((got - want).abs() < 3e-3, "t {t} h {h} d {d}: {got} vs {want}");
+                    assert!(
+                        (got - want).abs() < 3e-3,
+                        "t {t} h {h} d {d}: {got} vs {want}"
+                    );
                 }
             }
         }
     }
-    let err = b.kv_store(&mut cache, 0, &b.tensor_from(&k[..n_kv * hd], 1, n_kv * hd), &b.tensor_from(&v[..n_kv * hd], 1, n_kv * hd), &[16]);
-    assert!(matches!(err, Err(BackendError::ContextOverflow { pos: 16, n_ctx: 16 })));
+    let err = b.kv_store(
+        &mut cache,
+        0,
+        &b.tensor_from(&k[..n_kv * hd], 1, n_kv * hd),
+        &b.tensor_from(&v[..n_kv * hd], 1, n_kv * hd),
+        &[16],
+    );
+    assert!(matches!(
+        err,
+        Err(BackendError::ContextOverflow { pos: 16, n_ctx: 16 })
+    ));
 }
 
 #[test]

@@ -87,7 +87,9 @@ impl Sampler {
             *counts.entry(t).or_insert(0) += 1;
         }
         for (&t, &n) in &counts {
-            let Some(l) = logits.get_mut(t as usize) else { continue };
+            let Some(l) = logits.get_mut(t as usize) else {
+                continue;
+            };
             if *l <= 0.0 {
                 *l *= c.repeat_penalty;
             } else {
@@ -104,7 +106,10 @@ impl Sampler {
         let mut cands: Vec<Cand> = logits
             .iter()
             .enumerate()
-            .map(|(i, &l)| Cand { id: i as u32, logit: l })
+            .map(|(i, &l)| Cand {
+                id: i as u32,
+                logit: l,
+            })
             .collect();
         cands.sort_by(|a, b| b.logit.total_cmp(&a.logit).then(a.id.cmp(&b.id)));
         if c.top_k > 0 && c.top_k < cands.len() {

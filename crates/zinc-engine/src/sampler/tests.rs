@@ -9,7 +9,13 @@ const LOGITS: [f32; 8] = [2.0, 1.5, 1.4, 0.3, 0.0, -0.5, -1.0, -3.0];
 fn expected(l: &[f32], keep: &[usize], t: f32) -> Vec<f64> {
     let z: f64 = keep.iter().map(|&i| ((l[i] / t) as f64).exp()).sum();
     (0..l.len())
-        .map(|i| if keep.contains(&i) { ((l[i] / t) as f64).exp() / z } else { 0.0 })
+        .map(|i| {
+            if keep.contains(&i) {
+                ((l[i] / t) as f64).exp() / z
+            } else {
+                0.0
+            }
+        })
         .collect()
 }
 
@@ -32,7 +38,10 @@ fn assert_matches(freq: &[f64], want: &[f64], n: usize) {
             continue;
         }
         let se = (p * (1.0 - p) / n as f64).sqrt();
-        assert!((f - p).abs() <= 4.5 * se + 1e-9, "token {i}: frequency {f:.4}, expected {p:.4}");
+        assert!(
+            (f - p).abs() <= 4.5 * se + 1e-9,
+            "token {i}: frequency {f:.4}, expected {p:.4}"
+        );
     }
 }
 
@@ -59,7 +68,11 @@ fn plain_temperature_sampling() {
 #[test]
 fn top_k_keeps_the_k_best() {
     let n = 40_000;
-    assert_matches(&draw(cfg(1.0, 3, 1.0, 0.0), n), &expected(&LOGITS, &[0, 1, 2], 1.0), n);
+    assert_matches(
+        &draw(cfg(1.0, 3, 1.0, 0.0), n),
+        &expected(&LOGITS, &[0, 1, 2], 1.0),
+        n,
+    );
 }
 
 #[test]
@@ -69,7 +82,11 @@ fn top_p_keeps_the_smallest_nucleus() {
     let all = expected(&LOGITS, &(0..8).collect::<Vec<_>>(), 1.0);
     assert!(all[0] + all[1] < 0.7 && all[0] + all[1] + all[2] >= 0.7);
     let n = 40_000;
-    assert_matches(&draw(cfg(1.0, 0, 0.7, 0.0), n), &expected(&LOGITS, &[0, 1, 2], 1.0), n);
+    assert_matches(
+        &draw(cfg(1.0, 0, 0.7, 0.0), n),
+        &expected(&LOGITS, &[0, 1, 2], 1.0),
+        n,
+    );
 }
 
 #[test]
@@ -77,7 +94,11 @@ fn min_p_drops_unlikely_tokens_and_temperature_applies_after() {
     // min_p = 0.2 keeps tokens with p ≥ 0.2·p_max, i.e. logit ≥ 2 + ln 0.2 ≈ 0.39: tokens 0..=2.
     // The filter uses the raw distribution; temperature 2 then flattens the survivors.
     let n = 40_000;
-    assert_matches(&draw(cfg(2.0, 0, 1.0, 0.2), n), &expected(&LOGITS, &[0, 1, 2], 2.0), n);
+    assert_matches(
+        &draw(cfg(2.0, 0, 1.0, 0.2), n),
+        &expected(&LOGITS, &[0, 1, 2], 2.0),
+        n,
+    );
 }
 
 #[test]
@@ -87,8 +108,13 @@ fn greedy_and_seeds() {
     assert_eq!(s.sample(&mut l, &[]), 0);
     // Same seed, same draws; another seed, other draws.
     let seq = |seed| {
-        let mut s = Sampler::new(SamplerConfig { seed, ..cfg(1.0, 0, 1.0, 0.0) });
-        (0..64).map(|_| s.sample(&mut LOGITS.clone(), &[])).collect::<Vec<_>>()
+        let mut s = Sampler::new(SamplerConfig {
+            seed,
+            ..cfg(1.0, 0, 1.0, 0.0)
+        });
+        (0..64)
+            .map(|_| s.sample(&mut LOGITS.clone(), &[]))
+            .collect::<Vec<_>>()
     };
     assert_eq!(seq(7), seq(7));
     assert_ne!(seq(7), seq(8));
@@ -109,7 +135,10 @@ fn penalties_follow_llama_cpp() {
     assert_eq!(l[5], -0.5 * 2.0 - 0.25 - 0.5);
     assert_eq!(l[2], 1.4);
     // Greedy sampling sees the penalised logits: token 0 loses to token 2.
-    let mut g = Sampler::new(SamplerConfig { repeat_penalty: 2.0, ..SamplerConfig::greedy() });
+    let mut g = Sampler::new(SamplerConfig {
+        repeat_penalty: 2.0,
+        ..SamplerConfig::greedy()
+    });
     let mut l = LOGITS;
     assert_eq!(g.sample(&mut l, &[0, 1]), 2);
 }
