@@ -63,7 +63,7 @@ impl HParams {
         })? as usize;
         let n_head_kv =
             uniform_u32(md, &k("attention.head_count_kv"))?.map_or(n_head, |v| v as usize);
-        if n_head == 0 || n_head_kv == 0 || n_head % n_head_kv != 0 {
+        if n_head == 0 || n_head_kv == 0 || !n_head.is_multiple_of(n_head_kv) {
             return Err(ModelError::Invalid(format!(
                 "{n_head} query heads cannot share {n_head_kv} KV heads"
             )));

@@ -5,6 +5,8 @@
 //! Results differ from the scalar path only in the order of the f32 additions.
 
 #![cfg(target_arch = "x86_64")]
+// Kernel loops walk several arrays in lockstep by index; iterator chains would hide that.
+#![allow(clippy::needless_range_loop)]
 
 use std::arch::x86_64::*;
 
@@ -158,6 +160,20 @@ pub unsafe fn dot4(ty: GgmlType, row: &[u8], acts: [&ActRow; 4]) -> [f32; 4] {
                 _mm256_shuffle_epi8(table, nibbles(b.as_ptr().add(2)))
             })
         }
+        GgmlType::Q4_K | GgmlType::Q6_K => {
+            fn q8k(a: &ActRow) -> &[BlockQ8K] {
+                match a {
+                    ActRow::Q8K(x) => x.as_slice(),
+                    _ => &[],
+                }
+            }
+            let x = [q8k(acts[0]), q8k(acts[1]), q8k(acts[2]), q8k(acts[3])];
+            if ty == GgmlType::Q4_K {
+                q4_k4(row, x)
+            } else {
+                q6_k4(row, x)
+            }
+        }
         _ => [
             dot(ty, row, acts[0]),
             dot(ty, row, acts[1]),
@@ -169,10 +185,7 @@ pub unsafe fn dot4(ty: GgmlType, row: &[u8], acts: [&ActRow; 4]) -> [f32; 4] {
 
 /// Whether `dot4` shares the unpacking across tokens for this format.
 pub fn has_kernel4(ty: GgmlType) -> bool {
-    matches!(
-        ty,
-        GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::IQ4_NL
-    )
+    has_kernel(ty)
 }
 
 #[inline(always)]
@@ -305,6 +318,117 @@ unsafe fn q6_k(row: &[u8], x: &[BlockQ8K]) -> f32 {
             }
         }
         sumf += f16_at(b, 208) * y.d * (hsum_i32(sumi) - 32 * offset) as f32;
+    }
+    sumf
+}
+
+/// Q4_K for four activation rows: each 64-element chunk is unpacked once.
+#[inline(always)]
+unsafe fn q4_k4(row: &[u8], x: [&[BlockQ8K]; 4]) -> [f32; 4] {
+    let mut sumf = [0.0f32; 4];
+    let m4 = _mm256_set1_epi8(15);
+    for (i, b) in row.chunks_exact(144).enumerate() {
+        let sb = &b[4..16];
+        let mut sc = [0i16; 8];
+        let mut mn = [0i32; 8];
+        for j in 0..8 {
+            if j < 4 {
+                sc[j] = (sb[j] & 63) as i16;
+                mn[j] = (sb[j + 4] & 63) as i32;
+            } else {
+                sc[j] = ((sb[j + 4] & 15) | ((sb[j - 4] >> 6) << 4)) as i16;
+                mn[j] = ((sb[j + 4] >> 4) | ((sb[j] >> 6) << 4)) as i32;
+            }
+        }
+        let (d, dmin) = (f16_at(b, 0), f16_at(b, 2));
+        let qs = b.as_ptr().add(16);
+        let mut sumi = [_mm256_setzero_si256(); 4];
+        for c in 0..4 {
+            let bytes = _mm256_loadu_si256(qs.add(32 * c) as *const __m256i);
+            let lo = _mm256_and_si256(bytes, m4);
+            let hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), m4);
+            let (slo, shi) = (
+                _mm256_set1_epi16(sc[2 * c]),
+                _mm256_set1_epi16(sc[2 * c + 1]),
+            );
+            for t in 0..4 {
+                let y = &x[t][i];
+                let ylo = _mm256_loadu_si256(y.qs.as_ptr().add(64 * c) as *const __m256i);
+                let yhi = _mm256_loadu_si256(y.qs.as_ptr().add(64 * c + 32) as *const __m256i);
+                let plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, ylo), slo);
+                let phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, yhi), shi);
+                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(plo, phi));
+            }
+        }
+        for t in 0..4 {
+            let y = &x[t][i];
+            let mut mins = 0i32;
+            for j in 0..8 {
+                mins += mn[j] * (y.bsums[2 * j] as i32 + y.bsums[2 * j + 1] as i32);
+            }
+            sumf[t] += d * y.d * hsum_i32(sumi[t]) as f32 - dmin * y.d * mins as f32;
+        }
+    }
+    sumf
+}
+
+/// Q6_K for four activation rows: each 128-element half is unpacked once.
+#[inline(always)]
+unsafe fn q6_k4(row: &[u8], x: [&[BlockQ8K]; 4]) -> [f32; 4] {
+    let mut sumf = [0.0f32; 4];
+    let m4 = _mm256_set1_epi8(15);
+    let m2 = _mm256_set1_epi8(3);
+    for (i, b) in row.chunks_exact(210).enumerate() {
+        let sc: [i8; 16] = std::array::from_fn(|g| b[192 + g] as i8);
+        let mut sumi = [_mm256_setzero_si256(); 4];
+        for h in 0..2 {
+            let ql = b.as_ptr().add(64 * h);
+            let qh = _mm256_loadu_si256(b.as_ptr().add(128 + 32 * h) as *const __m256i);
+            let l0 = _mm256_loadu_si256(ql as *const __m256i);
+            let l1 = _mm256_loadu_si256(ql.add(32) as *const __m256i);
+            let parts = [
+                _mm256_or_si256(
+                    _mm256_and_si256(l0, m4),
+                    _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4),
+                ),
+                _mm256_or_si256(
+                    _mm256_and_si256(l1, m4),
+                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4),
+                ),
+                _mm256_or_si256(
+                    _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4),
+                ),
+                _mm256_or_si256(
+                    _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4),
+                ),
+            ];
+            for (k, q) in parts.into_iter().enumerate() {
+                let e0 = 128 * h + 32 * k;
+                let g = e0 / 16;
+                let scales = _mm256_set_m128i(
+                    _mm_set1_epi16(sc[g + 1] as i16),
+                    _mm_set1_epi16(sc[g] as i16),
+                );
+                for t in 0..4 {
+                    let yv = _mm256_loadu_si256(x[t][i].qs.as_ptr().add(e0) as *const __m256i);
+                    sumi[t] = _mm256_add_epi32(
+                        sumi[t],
+                        _mm256_madd_epi16(_mm256_maddubs_epi16(q, yv), scales),
+                    );
+                }
+            }
+        }
+        let d = f16_at(b, 208);
+        for t in 0..4 {
+            let y = &x[t][i];
+            let mut offset = 0i32;
+            for g in 0..16 {
+                offset += sc[g] as i32 * y.bsums[g] as i32;
+            }
+            sumf[t] += d * y.d * (hsum_i32(sumi[t]) - 32 * offset) as f32;
+        }
     }
     sumf
 }

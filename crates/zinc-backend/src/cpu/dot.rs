@@ -5,6 +5,8 @@
 //!
 //! Every function here is `#[inline(always)]` so that `super::kernels` can compile the same code
 //! once for the baseline target and once with AVX2 enabled, and LLVM vectorizes both.
+// Kernel loops walk several arrays in lockstep by index; iterator chains would hide that.
+#![allow(clippy::needless_range_loop)]
 
 use half::f16;
 use zinc_gguf::GgmlType;

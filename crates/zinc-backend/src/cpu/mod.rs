@@ -4,6 +4,7 @@
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
+
 mod dot;
 
 use std::sync::Arc;
@@ -118,6 +119,7 @@ unsafe fn matmul_chunk_avx2(
         return matmul_chunk(ty, data, row_bytes, r0, acts, out_t);
     }
     let n_tok = acts.len();
+
     let n_rows = out_t.len() / n_tok;
     for t0 in (0..n_tok).step_by(16) {
         let t1 = (t0 + 16).min(n_tok);
@@ -230,19 +232,31 @@ fn silu(x: f32) -> f32 {
     x / (1.0 + (-x).exp())
 }
 
-/// GELU (tanh form) through ggml's f16 table: input and output rounded to f16 for |x| < 10.
+/// GELU (tanh form) of every f16 value, rounded to f16: ggml's table, built once.
+fn gelu_f16_table() -> &'static [f32] {
+    static TABLE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+        const GELU_COEF_A: f32 = 0.044715;
+        (0..=u16::MAX)
+            .map(|bits| {
+                let h = f16::from_bits(bits).to_f32();
+                let g = 0.5 * h * (1.0 + (SQRT_2_OVER_PI * h * (1.0 + GELU_COEF_A * h * h)).tanh());
+                f16::from_f32(g).to_f32()
+            })
+            .collect()
+    })
+}
+
+/// GELU as ggml's CPU backend computes it: through the f16 table for |x| < 10.
 #[inline]
-fn gelu_table(x: f32) -> f32 {
-    const SQRT_2_OVER_PI: f32 = 0.797_884_6;
-    const GELU_COEF_A: f32 = 0.044715;
+fn gelu_table(x: f32, table: &[f32]) -> f32 {
     if x <= -10.0 {
         0.0
     } else if x >= 10.0 {
         x
     } else {
-        let h = f16::from_f32(x).to_f32();
-        let g = 0.5 * h * (1.0 + (SQRT_2_OVER_PI * h * (1.0 + GELU_COEF_A * h * h)).tanh());
-        f16::from_f32(g).to_f32()
+        table[f16::from_f32(x).to_bits() as usize]
     }
 }
 
@@ -431,13 +445,14 @@ impl Backend for CpuBackend {
     }
 
     fn gated(&self, gate: &CpuTensor, up: &CpuTensor, act: GatedAct) -> CpuTensor {
+        let table = gelu_f16_table();
         let data = gate
             .data
             .par_iter()
             .zip(up.data.par_iter())
             .map(|(&g, &u)| match act {
                 GatedAct::SwiGlu => silu(g) * u,
-                GatedAct::GeGlu => gelu_table(g) * u,
+                GatedAct::GeGlu => gelu_table(g, table) * u,
             })
             .collect();
         CpuTensor {
@@ -514,6 +529,20 @@ impl Backend for CpuBackend {
         let kv_dim = cache.dims[layer];
         let group = p.n_head / p.n_head_kv.max(1);
         let (kc, vc) = (&cache.k[layer], &cache.v[layer]);
+        // The tiled path reads every cached row many times: widen the used part of K and V once.
+        let (kf, vf) = if tiled {
+            let end = (positions.iter().copied().max().unwrap_or(0) as usize + 1) * kv_dim;
+            let widen = |c: &[f16]| {
+                let mut v = vec![0.0f32; end];
+                v.par_chunks_mut(kv_dim)
+                    .zip(c[..end].par_chunks(kv_dim))
+                    .for_each(|(d, s)| s.convert_to_f32_slice(d));
+                v
+            };
+            (widen(kc), widen(vc))
+        } else {
+            (Vec::new(), Vec::new())
+        };
         let mut out = vec![0.0f32; q.rows * p.n_head * hd];
         out.par_chunks_mut(hd).enumerate().for_each(|(i, o)| {
             let (t, h) = (i / p.n_head, i % p.n_head);
@@ -525,11 +554,12 @@ impl Backend for CpuBackend {
             let k_at = |j: usize| &kc[j * kv_dim + g * hd..j * kv_dim + (g + 1) * hd];
             let v_at = |j: usize| &vc[j * kv_dim + g * hd..j * kv_dim + (g + 1) * hd];
             if tiled {
+                let kf_at = |j: usize| &kf[j * kv_dim + g * hd..j * kv_dim + (g + 1) * hd];
+                let vf_at = |j: usize| &vf[j * kv_dim + g * hd..j * kv_dim + (g + 1) * hd];
                 let mut scores = Vec::with_capacity(pos + 1 - lo);
                 let mut max = f32::NEG_INFINITY;
                 for j in lo..=pos {
-                    k_at(j).convert_to_f32_slice(&mut row);
-                    let s = dot_f32(qrow, &row) * p.scale;
+                    let s = dot_f32(qrow, kf_at(j)) * p.scale;
                     max = max.max(s);
                     scores.push(s);
                 }
@@ -540,9 +570,8 @@ impl Backend for CpuBackend {
                 }
                 let inv = 1.0 / sum;
                 for (j, &w) in (lo..=pos).zip(&scores) {
-                    v_at(j).convert_to_f32_slice(&mut row);
                     let w = w * inv;
-                    for (ov, vv) in o.iter_mut().zip(&row) {
+                    for (ov, vv) in o.iter_mut().zip(vf_at(j)) {
                         *ov += w * vv;
                     }
                 }

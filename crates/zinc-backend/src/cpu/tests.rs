@@ -128,12 +128,19 @@ fn rope_rotates_pairs_by_position() {
 
 #[test]
 fn attention_matches_a_naive_softmax_with_gqa_and_window() {
+    // 6 query rows take the per-row f16 path, 70 the tiled f32 path.
+    for n in [6, 70] {
+        attention_case(n);
+    }
+}
+
+fn attention_case(n: usize) {
     let b = CpuBackend::new();
-    let (n_head, n_kv, hd, n) = (4, 2, 8, 6);
+    let (n_head, n_kv, hd) = (4, 2, 8);
     let q = random(n * n_head * hd, 1);
     let k = random(n * n_kv * hd, 2);
     let v = random(n * n_kv * hd, 3);
-    let mut cache = b.kv_cache(16, &[n_kv * hd]);
+    let mut cache = b.kv_cache(80, &[n_kv * hd]);
     let pos: Vec<u32> = (0..n as u32).collect();
     b.kv_store(
         &mut cache,
@@ -143,7 +150,7 @@ fn attention_matches_a_naive_softmax_with_gqa_and_window() {
         &pos,
     )
     .unwrap();
-    for window in [None, Some(3)] {
+    for window in [None, Some(3), Some(40)] {
         let p = AttnParams {
             n_head,
             n_head_kv: n_kv,
@@ -187,11 +194,11 @@ fn attention_matches_a_naive_softmax_with_gqa_and_window() {
         0,
         &b.tensor_from(&k[..n_kv * hd], 1, n_kv * hd),
         &b.tensor_from(&v[..n_kv * hd], 1, n_kv * hd),
-        &[16],
+        &[80],
     );
     assert!(matches!(
         err,
-        Err(BackendError::ContextOverflow { pos: 16, n_ctx: 16 })
+        Err(BackendError::ContextOverflow { pos: 80, n_ctx: 80 })
     ));
 }
 
