@@ -183,10 +183,6 @@ pub unsafe fn dot4(ty: GgmlType, row: &[u8], acts: [&ActRow; 4]) -> [f32; 4] {
     }
 }
 
-/// Whether `dot4` shares the unpacking across tokens for this format.
-pub fn has_kernel4(ty: GgmlType) -> bool {
-    has_kernel(ty)
-}
 
 #[inline(always)]
 unsafe fn legacy4(
@@ -431,4 +427,61 @@ unsafe fn q6_k4(row: &[u8], x: [&[BlockQ8K]; 4]) -> [f32; 4] {
         }
     }
     sumf
+}
+
+/// Whether `dot8` handles this format.
+pub fn has_kernel8(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::IQ4_NL)
+}
+
+/// Eight i32x8 partial-sum vectors → one vector of their eight totals (lane t = Σ p[t]).
+#[inline(always)]
+unsafe fn transpose_sum8(p: [__m256i; 8]) -> __m256i {
+    let h01 = _mm256_hadd_epi32(p[0], p[1]);
+    let h23 = _mm256_hadd_epi32(p[2], p[3]);
+    let h45 = _mm256_hadd_epi32(p[4], p[5]);
+    let h67 = _mm256_hadd_epi32(p[6], p[7]);
+    let h0123 = _mm256_hadd_epi32(h01, h23);
+    let h4567 = _mm256_hadd_epi32(h45, h67);
+    _mm256_add_epi32(
+        _mm256_permute2x128_si256(h0123, h4567, 0x20),
+        _mm256_permute2x128_si256(h0123, h4567, 0x31),
+    )
+}
+
+/// `row · act[t]` for eight activation rows of a 32-element format. Each block is unpacked
+/// once; the eight integer block sums are gathered into one vector and scaled by
+/// `d_w · dx[b][t]` (`dx`: the eight rows' block scales, laid out per block).
+///
+/// # Safety
+/// As `dot`; `ty` must satisfy `has_kernel8`, `x[t]` be Q8 rows of `row`'s length.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn dot8(ty: GgmlType, row: &[u8], x: [&[BlockQ8]; 8], dx: &[[f32; 8]]) -> [f32; 8] {
+    let table = _mm256_broadcastsi128_si256(_mm_loadu_si128(IQ4_LEVELS.as_ptr() as *const __m128i));
+    let size = ty.type_size();
+    let ones = _mm256_set1_epi16(1);
+    let mut acc = _mm256_setzero_ps();
+    for (i, b) in row.chunks_exact(size).enumerate() {
+        let q = match ty {
+            GgmlType::Q8_0 => _mm256_loadu_si256(b.as_ptr().add(2) as *const __m256i),
+            GgmlType::Q4_0 => _mm256_sub_epi8(nibbles(b.as_ptr().add(2)), _mm256_set1_epi8(8)),
+            GgmlType::Q5_0 => {
+                let qh = u32::from_le_bytes([b[2], b[3], b[4], b[5]]);
+                let hi = _mm256_andnot_si256(bits_to_bytes(qh), _mm256_set1_epi8(0xF0u8 as i8));
+                _mm256_or_si256(nibbles(b.as_ptr().add(6)), hi)
+            }
+            _ => _mm256_shuffle_epi8(table, nibbles(b.as_ptr().add(2))),
+        };
+        let aq = _mm256_sign_epi8(q, q);
+        let p: [__m256i; 8] = std::array::from_fn(|t| {
+            let sy = _mm256_sign_epi8(load_q8(&x[t][i]), q);
+            _mm256_madd_epi16(_mm256_maddubs_epi16(aq, sy), ones)
+        });
+        let sums = _mm256_cvtepi32_ps(transpose_sum8(p));
+        let scale = _mm256_mul_ps(_mm256_set1_ps(f16_at(b, 0)), _mm256_loadu_ps(dx[i].as_ptr()));
+        acc = _mm256_fmadd_ps(sums, scale, acc);
+    }
+    let mut out = [0.0f32; 8];
+    _mm256_storeu_ps(out.as_mut_ptr(), acc);
+    out
 }

@@ -104,39 +104,38 @@ fn matmul_chunk(
 }
 
 /// As `matmul_chunk`, with the AVX2 kernels where a format has one. Tokens go in tiles of 16 so
-/// the tile's activations stay in L1 while the chunk's weight rows stream from L2.
+/// the tile's activations stay in L1 while the chunk's weight rows stream from L2; within a tile,
+/// groups of 8 (32-element formats) or 4 tokens share each unpacked weight block.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c,bmi2")]
-unsafe fn matmul_chunk_avx2(
-    ty: GgmlType,
-    data: &[u8],
-    row_bytes: usize,
-    r0: usize,
-    acts: &[ActRow],
-    out_t: &mut [f32],
-) {
+unsafe fn matmul_chunk_avx2(ty: GgmlType, data: &[u8], row_bytes: usize, r0: usize, acts: &[ActRow], dx8: &[Vec<[f32; 8]>], out_t: &mut [f32]) {
     if !avx2::has_kernel(ty) {
         return matmul_chunk(ty, data, row_bytes, r0, acts, out_t);
     }
     let n_tok = acts.len();
-
     let n_rows = out_t.len() / n_tok;
+    let q8 = |t: usize| match &acts[t] {
+        ActRow::Q8(v) => v.as_slice(),
+        _ => &[],
+    };
     for t0 in (0..n_tok).step_by(16) {
         let t1 = (t0 + 16).min(n_tok);
         for i in 0..n_rows {
             let r = r0 + i;
             let row = &data[r * row_bytes..(r + 1) * row_bytes];
             let mut t = t0;
-            if avx2::has_kernel4(ty) {
-                while t + 4 <= t1 {
-                    let v = avx2::dot4(
-                        ty,
-                        row,
-                        [&acts[t], &acts[t + 1], &acts[t + 2], &acts[t + 3]],
-                    );
-                    out_t[i * n_tok + t..i * n_tok + t + 4].copy_from_slice(&v);
-                    t += 4;
+            if avx2::has_kernel8(ty) {
+                while t + 8 <= t1 {
+                    let x: [&[dot::BlockQ8]; 8] = std::array::from_fn(|k| q8(t + k));
+                    let v = avx2::dot8(ty, row, x, &dx8[t / 8]);
+                    out_t[i * n_tok + t..i * n_tok + t + 8].copy_from_slice(&v);
+                    t += 8;
                 }
+            }
+            while t + 4 <= t1 {
+                let v = avx2::dot4(ty, row, [&acts[t], &acts[t + 1], &acts[t + 2], &acts[t + 3]]);
+                out_t[i * n_tok + t..i * n_tok + t + 4].copy_from_slice(&v);
+                t += 4;
             }
             for t in t..t1 {
                 out_t[i * n_tok + t] = avx2::dot(ty, row, &acts[t]);
@@ -165,6 +164,21 @@ fn has_avx2() -> bool {
 fn matmul_raw(ty: GgmlType, data: &[u8], rows: usize, cols: usize, x: &CpuTensor) -> CpuTensor {
     let kind = act_kind(ty).expect("weights of unsupported types are refused at load");
     let acts: Vec<ActRow> = (0..x.rows).map(|t| quantize_act(kind, x.row(t))).collect();
+    // For the 8-token kernels: each group of eight Q8 rows' block scales, laid out per block.
+    let dx8: Vec<Vec<[f32; 8]>> = acts
+        .chunks_exact(8)
+        .map(|g| match g.first() {
+            Some(ActRow::Q8(first)) => (0..first.len())
+                .map(|b| {
+                    std::array::from_fn(|k| match &g[k] {
+                        ActRow::Q8(v) => v[b].d,
+                        _ => 0.0,
+                    })
+                })
+                .collect(),
+            _ => Vec::new(),
+        })
+        .collect();
     let row_bytes = ty.row_bytes(cols as u64).unwrap_or(0) as usize;
     let n_tok = x.rows;
     let mut out_t = vec![0.0f32; rows * n_tok];
@@ -179,7 +193,7 @@ fn matmul_raw(ty: GgmlType, data: &[u8], rows: usize, cols: usize, x: &CpuTensor
             #[cfg(target_arch = "x86_64")]
             if avx2 {
                 // SAFETY: the CPU has AVX2, FMA and F16C (checked at run time just above).
-                unsafe { matmul_chunk_avx2(ty, data, row_bytes, r0, &acts, chunk) };
+                unsafe { matmul_chunk_avx2(ty, data, row_bytes, r0, &acts, &dx8, chunk) };
                 return;
             }
             let _ = avx2;
@@ -208,8 +222,84 @@ fn rms_norm_in_place(x: &mut [f32], w: &[f32], eps: f32) {
     }
 }
 
+/// One query row of one head against the cache.
+struct AttnRow<'a> {
+    q: &'a [f32],
+    /// First and last cached position attended.
+    lo: usize,
+    pos: usize,
+    /// Offset of the KV head within a cached row, and the row width.
+    at: usize,
+    kv_dim: usize,
+    scale: f32,
+}
+
+/// The attention of one row (see `Backend::attention` for the two paths): `kf`/`vf` are the
+/// widened cache for the tiled path, `kc`/`vc` the f16 cache for the per-row path.
+#[inline(always)]
+fn attend_row(j: &AttnRow, tiled: bool, kf: &[f32], vf: &[f32], kc: &[f16], vc: &[f16], o: &mut [f32]) {
+    use half::slice::HalfFloatSliceExt;
+    let hd = j.q.len();
+    let span = |c: usize| c * j.kv_dim + j.at..c * j.kv_dim + j.at + hd;
+    if tiled {
+        let mut scores = Vec::with_capacity(j.pos + 1 - j.lo);
+        let mut max = f32::NEG_INFINITY;
+        for c in j.lo..=j.pos {
+            let s = dot_f32(j.q, &kf[span(c)]) * j.scale;
+            max = max.max(s);
+            scores.push(s);
+        }
+        let mut sum = 0.0f32;
+        for s in &mut scores {
+            *s = (*s - max).exp();
+            sum += *s;
+        }
+        let inv = 1.0 / sum;
+        for (c, &w) in (j.lo..=j.pos).zip(&scores) {
+            let w = w * inv;
+            for (ov, vv) in o.iter_mut().zip(&vf[span(c)]) {
+                *ov += w * vv;
+            }
+        }
+    } else {
+        let mut row = vec![0.0f32; hd];
+        let q16: Vec<f32> = j.q.iter().map(|&v| f16::from_f32(v).to_f32()).collect();
+        let mut acc = vec![0.0f32; hd]; // holds f16 values
+        let (mut m, mut sum) = (f32::NEG_INFINITY, 0.0f32);
+        for c in j.lo..=j.pos {
+            kc[span(c)].convert_to_f32_slice(&mut row);
+            let s = dot_f32(&q16, &row) * j.scale;
+            let (mut ms, mut vs) = (1.0f32, 1.0f32);
+            if s > m {
+                ms = (m - s).exp();
+                m = s;
+                for a in acc.iter_mut() {
+                    *a = f16::from_f32(*a * ms).to_f32();
+                }
+            } else {
+                vs = (s - m).exp();
+            }
+            vc[span(c)].convert_to_f32_slice(&mut row);
+            for (a, &v) in acc.iter_mut().zip(&row) {
+                *a = f16::from_f32(v.mul_add(vs, *a)).to_f32();
+            }
+            sum = sum * ms + vs;
+        }
+        let inv = if sum == 0.0 { 0.0 } else { 1.0 / sum };
+        for (ov, a) in o.iter_mut().zip(&acc) {
+            *ov = a * inv;
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn attend_row_avx2(j: &AttnRow, tiled: bool, kf: &[f32], vf: &[f32], kc: &[f16], vc: &[f16], o: &mut [f32]) {
+    attend_row(j, tiled, kf, vf, kc, vc, o)
+}
+
 /// Dot product with eight partial sums, so the loop vectorizes.
-#[inline]
+#[inline(always)]
 fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0.0f32; 8];
     let (ac, bc) = (a.chunks_exact(8), b.chunks_exact(8));
@@ -544,65 +634,26 @@ impl Backend for CpuBackend {
             (Vec::new(), Vec::new())
         };
         let mut out = vec![0.0f32; q.rows * p.n_head * hd];
+        let avx2 = has_avx2();
         out.par_chunks_mut(hd).enumerate().for_each(|(i, o)| {
             let (t, h) = (i / p.n_head, i % p.n_head);
             let pos = positions[t] as usize;
-            let lo = p.window.map_or(0, |w| (pos + 1).saturating_sub(w));
-            let g = h / group;
-            let qrow = &q.row(t)[h * hd..(h + 1) * hd];
-            let mut row = vec![0.0f32; hd];
-            let k_at = |j: usize| &kc[j * kv_dim + g * hd..j * kv_dim + (g + 1) * hd];
-            let v_at = |j: usize| &vc[j * kv_dim + g * hd..j * kv_dim + (g + 1) * hd];
-            if tiled {
-                let kf_at = |j: usize| &kf[j * kv_dim + g * hd..j * kv_dim + (g + 1) * hd];
-                let vf_at = |j: usize| &vf[j * kv_dim + g * hd..j * kv_dim + (g + 1) * hd];
-                let mut scores = Vec::with_capacity(pos + 1 - lo);
-                let mut max = f32::NEG_INFINITY;
-                for j in lo..=pos {
-                    let s = dot_f32(qrow, kf_at(j)) * p.scale;
-                    max = max.max(s);
-                    scores.push(s);
-                }
-                let mut sum = 0.0f32;
-                for s in &mut scores {
-                    *s = (*s - max).exp();
-                    sum += *s;
-                }
-                let inv = 1.0 / sum;
-                for (j, &w) in (lo..=pos).zip(&scores) {
-                    let w = w * inv;
-                    for (ov, vv) in o.iter_mut().zip(vf_at(j)) {
-                        *ov += w * vv;
-                    }
-                }
-            } else {
-                let q16: Vec<f32> = qrow.iter().map(|&v| f16::from_f32(v).to_f32()).collect();
-                let mut acc = vec![0.0f32; hd]; // holds f16 values
-                let (mut m, mut sum) = (f32::NEG_INFINITY, 0.0f32);
-                for j in lo..=pos {
-                    k_at(j).convert_to_f32_slice(&mut row);
-                    let s = dot_f32(&q16, &row) * p.scale;
-                    let (mut ms, mut vs) = (1.0f32, 1.0f32);
-                    if s > m {
-                        ms = (m - s).exp();
-                        m = s;
-                        for a in acc.iter_mut() {
-                            *a = f16::from_f32(*a * ms).to_f32();
-                        }
-                    } else {
-                        vs = (s - m).exp();
-                    }
-                    v_at(j).convert_to_f32_slice(&mut row);
-                    for (a, &v) in acc.iter_mut().zip(&row) {
-                        *a = f16::from_f32(v.mul_add(vs, *a)).to_f32();
-                    }
-                    sum = sum * ms + vs;
-                }
-                let inv = if sum == 0.0 { 0.0 } else { 1.0 / sum };
-                for (ov, a) in o.iter_mut().zip(&acc) {
-                    *ov = a * inv;
-                }
+            let job = AttnRow {
+                q: &q.row(t)[h * hd..(h + 1) * hd],
+                lo: p.window.map_or(0, |w| (pos + 1).saturating_sub(w)),
+                pos,
+                at: (h / group) * hd,
+                kv_dim,
+                scale: p.scale,
+            };
+            #[cfg(target_arch = "x86_64")]
+            if avx2 {
+                // SAFETY: the CPU has AVX2, FMA and F16C (checked at run time).
+                unsafe { attend_row_avx2(&job, tiled, &kf, &vf, kc, vc, o) };
+                return;
             }
+            let _ = avx2;
+            attend_row(&job, tiled, &kf, &vf, kc, vc, o);
         });
         CpuTensor {
             data: out,
