@@ -1,4 +1,4 @@
-//! Writes the tiny random-weight qwen3 and qwen3moe models of `tests/fixtures/tiny/`, the inputs
+//! Writes the tiny random-weight llama, qwen3 and qwen3moe models of `tests/fixtures/tiny/`, the inputs
 //! of the logits comparison with llama.cpp (see `tests/fixtures/README.md`).
 //!
 //!   cargo run --release -p zinc-models --example make_tiny_models -- tests/fixtures/tiny
@@ -40,8 +40,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         wide_type: GgmlType::Q5_0,
         embd_type: GgmlType::F16,
         seed: 7,
-        ..base
+        ..base.clone()
     };
     write_synthetic(&moe, &dir.join("qwen3moe-tiny.gguf"))?;
+    let llama = SynthSpec {
+        arch: "llama".into(),
+        n_head_kv: 4,
+        weight_type: GgmlType::Q4_0,
+        wide_type: GgmlType::Q8_0,
+        embd_type: GgmlType::Q5_0,
+        seed: 99,
+        ..base.clone()
+    };
+    write_synthetic(&llama, &dir.join("llama-tiny.gguf"))?;
     Ok(())
 }

@@ -12,7 +12,7 @@ use zinc_gguf::{Array, GgmlType, GgufError, GgufWriter, Value};
 /// The shape and formats of a synthetic model.
 #[derive(Clone, Debug)]
 pub struct SynthSpec {
-    /// `qwen3` or `qwen3moe`.
+    /// `llama` (no Q/K norms), `qwen3` or `qwen3moe`.
     pub arch: String,
     pub n_vocab: usize,
     pub n_embd: usize,
@@ -86,6 +86,10 @@ pub fn write_synthetic(spec: &SynthSpec, path: &Path) -> Result<(), GgufError> {
     )?;
     w.set(&k("attention.layer_norm_rms_epsilon"), Value::F32(1e-6))?;
     w.set(&k("rope.freq_base"), Value::F32(1_000_000.0))?;
+    if a == "llama" {
+        w.set(&k("rope.dimension_count"), Value::U32(spec.head_dim as u32))?;
+        w.set(&k("vocab_size"), Value::U32(spec.n_vocab as u32))?;
+    }
     let moe = spec.n_expert > 0;
     if moe {
         w.set(&k("expert_count"), Value::U32(spec.n_expert as u32))?;
@@ -199,6 +203,7 @@ pub fn write_synthetic(spec: &SynthSpec, path: &Path) -> Result<(), GgufError> {
             s_in(q),
             0.0,
         )?;
+        if a != "llama" {
         add(
             &mut w,
             &format!("{p}.attn_q_norm.weight"),
@@ -215,6 +220,7 @@ pub fn write_synthetic(spec: &SynthSpec, path: &Path) -> Result<(), GgufError> {
             0.1,
             1.0,
         )?;
+        }
         add(
             &mut w,
             &format!("{p}.ffn_norm.weight"),

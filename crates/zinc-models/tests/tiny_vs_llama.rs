@@ -1,4 +1,4 @@
-//! qwen3 and qwen3moe have no real weights here: tiny random-weight models written by our GGUF
+//! llama, qwen3 and qwen3moe have no real weights here: tiny random-weight models written by our GGUF
 //! writer (`tests/fixtures/tiny/*.gguf`, from `examples/make_tiny_models.rs`) are run by llama.cpp
 //! (`scripts/llama/llama_logits.cpp`, commit 0c1e570) and by us on the same 16 tokens; every
 //! position's logits must agree closely and have the same argmax.
@@ -75,6 +75,11 @@ fn check(name: &str) {
 #[test]
 fn tiny_qwen3_matches_llama_cpp() {
     check("qwen3-tiny");
+}
+
+#[test]
+fn tiny_llama_matches_llama_cpp() {
+    check("llama-tiny");
 }
 
 #[test]

@@ -449,14 +449,36 @@ unsafe fn transpose_sum8(p: [__m256i; 8]) -> __m256i {
     )
 }
 
-/// `row · act[t]` for eight activation rows of a 32-element format. Each block is unpacked
-/// once; the eight integer block sums are gathered into one vector and scaled by
-/// `d_w · dx[b][t]` (`dx`: the eight rows' block scales, laid out per block).
+/// Eight Q8 activation rows interleaved per block: block `b` of token `t` at
+/// `qs[(8·b + t)·32 ..]`, and `d[b][t]` its scale. Built once per matmul call.
+pub struct Q8Group {
+    pub qs: Vec<i8>,
+    pub d: Vec<[f32; 8]>,
+}
+
+impl Q8Group {
+    pub fn new(rows: [&[BlockQ8]; 8]) -> Q8Group {
+        let n = rows[0].len();
+        let mut qs = Vec::with_capacity(n * 256);
+        let mut d = Vec::with_capacity(n);
+        for b in 0..n {
+            for r in &rows {
+                qs.extend_from_slice(&r[b].qs);
+            }
+            d.push(std::array::from_fn(|t| rows[t][b].d));
+        }
+        Q8Group { qs, d }
+    }
+}
+
+/// `row · act[t]` for the eight activation rows of `g`, a 32-element weight format. Each block is
+/// unpacked once; the eight integer block sums are gathered into one vector and scaled by
+/// `d_w · g.d[b]`.
 ///
 /// # Safety
-/// As `dot`; `ty` must satisfy `has_kernel8`, `x[t]` be Q8 rows of `row`'s length.
+/// As `dot`; `ty` must satisfy `has_kernel8` and `g` hold as many blocks as `row`.
 #[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn dot8(ty: GgmlType, row: &[u8], x: [&[BlockQ8]; 8], dx: &[[f32; 8]]) -> [f32; 8] {
+pub unsafe fn dot8(ty: GgmlType, row: &[u8], g: &Q8Group) -> [f32; 8] {
     let table = _mm256_broadcastsi128_si256(_mm_loadu_si128(IQ4_LEVELS.as_ptr() as *const __m128i));
     let size = ty.type_size();
     let ones = _mm256_set1_epi16(1);
@@ -473,12 +495,13 @@ pub unsafe fn dot8(ty: GgmlType, row: &[u8], x: [&[BlockQ8]; 8], dx: &[[f32; 8]]
             _ => _mm256_shuffle_epi8(table, nibbles(b.as_ptr().add(2))),
         };
         let aq = _mm256_sign_epi8(q, q);
+        let ys = g.qs.as_ptr().add(i * 256);
         let p: [__m256i; 8] = std::array::from_fn(|t| {
-            let sy = _mm256_sign_epi8(load_q8(&x[t][i]), q);
-            _mm256_madd_epi16(_mm256_maddubs_epi16(aq, sy), ones)
+            let y = _mm256_loadu_si256(ys.add(32 * t) as *const __m256i);
+            _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(y, q)), ones)
         });
         let sums = _mm256_cvtepi32_ps(transpose_sum8(p));
-        let scale = _mm256_mul_ps(_mm256_set1_ps(f16_at(b, 0)), _mm256_loadu_ps(dx[i].as_ptr()));
+        let scale = _mm256_mul_ps(_mm256_set1_ps(f16_at(b, 0)), _mm256_loadu_ps(g.d[i].as_ptr()));
         acc = _mm256_fmadd_ps(sums, scale, acc);
     }
     let mut out = [0.0f32; 8];

@@ -108,26 +108,21 @@ fn matmul_chunk(
 /// groups of 8 (32-element formats) or 4 tokens share each unpacked weight block.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c,bmi2")]
-unsafe fn matmul_chunk_avx2(ty: GgmlType, data: &[u8], row_bytes: usize, r0: usize, acts: &[ActRow], dx8: &[Vec<[f32; 8]>], out_t: &mut [f32]) {
+unsafe fn matmul_chunk_avx2(ty: GgmlType, data: &[u8], row_bytes: usize, r0: usize, acts: &[ActRow], groups: &[avx2::Q8Group], out_t: &mut [f32]) {
     if !avx2::has_kernel(ty) {
         return matmul_chunk(ty, data, row_bytes, r0, acts, out_t);
     }
     let n_tok = acts.len();
     let n_rows = out_t.len() / n_tok;
-    let q8 = |t: usize| match &acts[t] {
-        ActRow::Q8(v) => v.as_slice(),
-        _ => &[],
-    };
     for t0 in (0..n_tok).step_by(16) {
         let t1 = (t0 + 16).min(n_tok);
         for i in 0..n_rows {
             let r = r0 + i;
             let row = &data[r * row_bytes..(r + 1) * row_bytes];
             let mut t = t0;
-            if avx2::has_kernel8(ty) {
+            if !groups.is_empty() {
                 while t + 8 <= t1 {
-                    let x: [&[dot::BlockQ8]; 8] = std::array::from_fn(|k| q8(t + k));
-                    let v = avx2::dot8(ty, row, x, &dx8[t / 8]);
+                    let v = avx2::dot8(ty, row, &groups[t / 8]);
                     out_t[i * n_tok + t..i * n_tok + t + 8].copy_from_slice(&v);
                     t += 8;
                 }
@@ -164,21 +159,20 @@ fn has_avx2() -> bool {
 fn matmul_raw(ty: GgmlType, data: &[u8], rows: usize, cols: usize, x: &CpuTensor) -> CpuTensor {
     let kind = act_kind(ty).expect("weights of unsupported types are refused at load");
     let acts: Vec<ActRow> = (0..x.rows).map(|t| quantize_act(kind, x.row(t))).collect();
-    // For the 8-token kernels: each group of eight Q8 rows' block scales, laid out per block.
-    let dx8: Vec<Vec<[f32; 8]>> = acts
-        .chunks_exact(8)
-        .map(|g| match g.first() {
-            Some(ActRow::Q8(first)) => (0..first.len())
-                .map(|b| {
-                    std::array::from_fn(|k| match &g[k] {
-                        ActRow::Q8(v) => v[b].d,
-                        _ => 0.0,
-                    })
-                })
-                .collect(),
-            _ => Vec::new(),
-        })
-        .collect();
+    // For the 8-token kernels: each full group of eight Q8 rows, interleaved per block.
+    #[cfg(target_arch = "x86_64")]
+    let groups: Vec<avx2::Q8Group> = if has_avx2() && avx2::has_kernel8(ty) {
+        acts.chunks_exact(8)
+            .map(|g| {
+                avx2::Q8Group::new(std::array::from_fn(|k| match &g[k] {
+                    ActRow::Q8(v) => v.as_slice(),
+                    _ => &[],
+                }))
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
     let row_bytes = ty.row_bytes(cols as u64).unwrap_or(0) as usize;
     let n_tok = x.rows;
     let mut out_t = vec![0.0f32; rows * n_tok];
@@ -193,7 +187,7 @@ fn matmul_raw(ty: GgmlType, data: &[u8], rows: usize, cols: usize, x: &CpuTensor
             #[cfg(target_arch = "x86_64")]
             if avx2 {
                 // SAFETY: the CPU has AVX2, FMA and F16C (checked at run time just above).
-                unsafe { matmul_chunk_avx2(ty, data, row_bytes, r0, &acts, &dx8, chunk) };
+                unsafe { matmul_chunk_avx2(ty, data, row_bytes, r0, &acts, &groups, chunk) };
                 return;
             }
             let _ = avx2;
