@@ -204,22 +204,22 @@ pub fn write_synthetic(spec: &SynthSpec, path: &Path) -> Result<(), GgufError> {
             0.0,
         )?;
         if a != "llama" {
-        add(
-            &mut w,
-            &format!("{p}.attn_q_norm.weight"),
-            GgmlType::F32,
-            &[spec.head_dim as u64],
-            0.1,
-            1.0,
-        )?;
-        add(
-            &mut w,
-            &format!("{p}.attn_k_norm.weight"),
-            GgmlType::F32,
-            &[spec.head_dim as u64],
-            0.1,
-            1.0,
-        )?;
+            add(
+                &mut w,
+                &format!("{p}.attn_q_norm.weight"),
+                GgmlType::F32,
+                &[spec.head_dim as u64],
+                0.1,
+                1.0,
+            )?;
+            add(
+                &mut w,
+                &format!("{p}.attn_k_norm.weight"),
+                GgmlType::F32,
+                &[spec.head_dim as u64],
+                0.1,
+                1.0,
+            )?;
         }
         add(
             &mut w,

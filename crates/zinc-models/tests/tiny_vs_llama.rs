@@ -1,7 +1,9 @@
 //! llama, qwen3 and qwen3moe have no real weights here: tiny random-weight models written by our GGUF
 //! writer (`tests/fixtures/tiny/*.gguf`, from `examples/make_tiny_models.rs`) are run by llama.cpp
 //! (`scripts/llama/llama_logits.cpp`, commit 0c1e570) and by us on the same 16 tokens; every
-//! position's logits must agree closely and have the same argmax.
+//! position's logits must agree closely, and the argmax must agree wherever llama.cpp's best
+//! token leads its runner-up by more than the noise (the llama model has a 0.017 near-tie at
+//! position 3).
 
 use std::sync::Arc;
 

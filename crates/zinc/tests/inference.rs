@@ -273,8 +273,13 @@ fn unsupported_or_incomplete_models_fail_at_load_naming_the_problem() {
     let iq2 = edited_tiny(dir.path(), "iq2.gguf", |w, n| {
         if n == "blk.0.ffn_up.weight" {
             // IQ2_XXS: 66 bytes per 256 values; we read the format's id but cannot run it.
-            w.add_tensor(n, zinc_gguf::GgmlType::IQ2_XXS, &[256, 512], vec![0u8; 66 * 512])
-                .unwrap();
+            w.add_tensor(
+                n,
+                zinc_gguf::GgmlType::IQ2_XXS,
+                &[256, 512],
+                vec![0u8; 66 * 512],
+            )
+            .unwrap();
             return false;
         }
         true

@@ -183,7 +183,6 @@ pub unsafe fn dot4(ty: GgmlType, row: &[u8], acts: [&ActRow; 4]) -> [f32; 4] {
     }
 }
 
-
 #[inline(always)]
 unsafe fn legacy4(
     row: &[u8],
@@ -431,7 +430,10 @@ unsafe fn q6_k4(row: &[u8], x: [&[BlockQ8K]; 4]) -> [f32; 4] {
 
 /// Whether `dot8` handles this format.
 pub fn has_kernel8(ty: GgmlType) -> bool {
-    matches!(ty, GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::IQ4_NL)
+    matches!(
+        ty,
+        GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::IQ4_NL
+    )
 }
 
 /// Eight i32x8 partial-sum vectors → one vector of their eight totals (lane t = Σ p[t]).
@@ -501,7 +503,10 @@ pub unsafe fn dot8(ty: GgmlType, row: &[u8], g: &Q8Group) -> [f32; 8] {
             _mm256_madd_epi16(_mm256_maddubs_epi16(aq, _mm256_sign_epi8(y, q)), ones)
         });
         let sums = _mm256_cvtepi32_ps(transpose_sum8(p));
-        let scale = _mm256_mul_ps(_mm256_set1_ps(f16_at(b, 0)), _mm256_loadu_ps(g.d[i].as_ptr()));
+        let scale = _mm256_mul_ps(
+            _mm256_set1_ps(f16_at(b, 0)),
+            _mm256_loadu_ps(g.d[i].as_ptr()),
+        );
         acc = _mm256_fmadd_ps(sums, scale, acc);
     }
     let mut out = [0.0f32; 8];

@@ -108,7 +108,15 @@ fn matmul_chunk(
 /// groups of 8 (32-element formats) or 4 tokens share each unpacked weight block.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c,bmi2")]
-unsafe fn matmul_chunk_avx2(ty: GgmlType, data: &[u8], row_bytes: usize, r0: usize, acts: &[ActRow], groups: &[avx2::Q8Group], out_t: &mut [f32]) {
+unsafe fn matmul_chunk_avx2(
+    ty: GgmlType,
+    data: &[u8],
+    row_bytes: usize,
+    r0: usize,
+    acts: &[ActRow],
+    groups: &[avx2::Q8Group],
+    out_t: &mut [f32],
+) {
     if !avx2::has_kernel(ty) {
         return matmul_chunk(ty, data, row_bytes, r0, acts, out_t);
     }
@@ -128,7 +136,11 @@ unsafe fn matmul_chunk_avx2(ty: GgmlType, data: &[u8], row_bytes: usize, r0: usi
                 }
             }
             while t + 4 <= t1 {
-                let v = avx2::dot4(ty, row, [&acts[t], &acts[t + 1], &acts[t + 2], &acts[t + 3]]);
+                let v = avx2::dot4(
+                    ty,
+                    row,
+                    [&acts[t], &acts[t + 1], &acts[t + 2], &acts[t + 3]],
+                );
                 out_t[i * n_tok + t..i * n_tok + t + 4].copy_from_slice(&v);
                 t += 4;
             }
@@ -231,7 +243,15 @@ struct AttnRow<'a> {
 /// The attention of one row (see `Backend::attention` for the two paths): `kf`/`vf` are the
 /// widened cache for the tiled path, `kc`/`vc` the f16 cache for the per-row path.
 #[inline(always)]
-fn attend_row(j: &AttnRow, tiled: bool, kf: &[f32], vf: &[f32], kc: &[f16], vc: &[f16], o: &mut [f32]) {
+fn attend_row(
+    j: &AttnRow,
+    tiled: bool,
+    kf: &[f32],
+    vf: &[f32],
+    kc: &[f16],
+    vc: &[f16],
+    o: &mut [f32],
+) {
     use half::slice::HalfFloatSliceExt;
     let hd = j.q.len();
     let span = |c: usize| c * j.kv_dim + j.at..c * j.kv_dim + j.at + hd;
@@ -288,7 +308,15 @@ fn attend_row(j: &AttnRow, tiled: bool, kf: &[f32], vf: &[f32], kc: &[f16], vc: 
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn attend_row_avx2(j: &AttnRow, tiled: bool, kf: &[f32], vf: &[f32], kc: &[f16], vc: &[f16], o: &mut [f32]) {
+unsafe fn attend_row_avx2(
+    j: &AttnRow,
+    tiled: bool,
+    kf: &[f32],
+    vf: &[f32],
+    kc: &[f16],
+    vc: &[f16],
+    o: &mut [f32],
+) {
     attend_row(j, tiled, kf, vf, kc, vc, o)
 }
 
