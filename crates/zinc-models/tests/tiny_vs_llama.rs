@@ -69,7 +69,21 @@ fn check(name: &str) {
             diff <= MAX_ABS_DIFF,
             "{name} position {t}: max |Δlogit| = {diff}"
         );
-        assert_eq!(argmax(g), argmax(w), "{name} position {t}: argmax differs");
+        let best = argmax(w);
+        let runner_up = w
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != best)
+            .map(|(_, &v)| v)
+            .fold(f32::MIN, f32::max);
+        let lead = w[best] - runner_up;
+        if lead > 2.0 * MAX_ABS_DIFF {
+            assert_eq!(
+                argmax(g),
+                best,
+                "{name} position {t}: argmax differs (llama.cpp leads by {lead})"
+            );
+        }
     }
     eprintln!("{name}: worst |Δlogit| = {worst}");
 }
