@@ -41,6 +41,7 @@ pub fn quantize_bf16(src: &[f32], dst: &mut [u8]) {
     }
 }
 
+#[inline]
 pub fn f32_to_bf16(x: f32) -> u16 {
     let u = x.to_bits();
     if (u & 0x7fff_ffff) > 0x7f80_0000 {

@@ -57,6 +57,7 @@ pub fn dequantize_q3_k(b: &[u8], y: &mut [f32]) {
 }
 
 /// The eight (scale, min) pairs of Q4_K / Q5_K, 6 bits each, packed in 12 bytes.
+#[inline]
 fn scale_min_k4(b: &[u8], j: usize) -> (u8, u8) {
     if j < 4 {
         (b[j] & 63, b[j + 4] & 63)
@@ -66,6 +67,17 @@ fn scale_min_k4(b: &[u8], j: usize) -> (u8, u8) {
             (b[j + 4] >> 4) | ((b[j] >> 6) << 4),
         )
     }
+}
+
+/// All eight (scale, min) pairs of a Q4_K / Q5_K block's 12 packed bytes.
+#[inline]
+pub fn scale_min_k4_all(b: &[u8]) -> ([u8; 8], [u8; 8]) {
+    let mut sc = [0u8; 8];
+    let mut m = [0u8; 8];
+    for j in 0..8 {
+        (sc[j], m[j]) = scale_min_k4(b, j);
+    }
+    (sc, m)
 }
 
 /// Q4_K (144 B): `d`, `dmin`, `scales[12]`, `qs[128]`; `y = d·s·q − dmin·m`.

@@ -15,6 +15,10 @@ mod legacy;
 mod mxfp4;
 mod types;
 
+pub use float::f32_to_bf16;
+pub use iquants::IQ4_LEVELS;
+pub use kquants::scale_min_k4_all;
+pub use mxfp4::{e8m0_to_f32_half, MXFP4_LEVELS};
 pub use types::{GgmlType, SUPPORTED};
 
 /// Errors from converting between f32 and a block format.

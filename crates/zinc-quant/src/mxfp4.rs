@@ -2,10 +2,11 @@
 //! (`ARCHITECTURES.md §11`, OCP Microscaling spec v1.0).
 
 /// E2M1 values doubled; bit 3 is the sign.
-const LEVELS: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+pub const MXFP4_LEVELS: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
 
 /// `2^(e − 127) / 2` as ggml computes it (`ggml_e8m0_to_fp32_half`): `e < 2` lands in the
 /// denormals.
+#[inline]
 pub fn e8m0_to_f32_half(e: u8) -> f32 {
     let bits = if e < 2 {
         0x0020_0000u32 << e
@@ -19,8 +20,8 @@ pub fn dequantize_mxfp4(b: &[u8], y: &mut [f32]) {
     let d = e8m0_to_f32_half(b[0]);
     let qs = &b[1..17];
     for j in 0..16 {
-        y[j] = d * LEVELS[(qs[j] & 15) as usize] as f32;
-        y[j + 16] = d * LEVELS[(qs[j] >> 4) as usize] as f32;
+        y[j] = d * MXFP4_LEVELS[(qs[j] & 15) as usize] as f32;
+        y[j + 16] = d * MXFP4_LEVELS[(qs[j] >> 4) as usize] as f32;
     }
 }
 
@@ -37,7 +38,7 @@ pub fn quantize_mxfp4(x: &[f32], b: &mut [u8]) {
     b[0] = e;
     let nearest = |v: f32| -> u8 {
         let mut best = (f32::INFINITY, 0u8);
-        for (i, &k) in LEVELS.iter().enumerate() {
+        for (i, &k) in MXFP4_LEVELS.iter().enumerate() {
             let err = (d * k as f32 - v).abs();
             if err < best.0 {
                 best = (err, i as u8);

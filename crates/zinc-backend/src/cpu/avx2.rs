@@ -14,9 +14,7 @@ use zinc_gguf::GgmlType;
 
 use super::dot::{ActRow, BlockQ8, BlockQ8K};
 
-const IQ4_LEVELS: [i8; 16] = [
-    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
-];
+use zinc_quant::IQ4_LEVELS;
 
 /// f16 → f32 with the F16C instruction (inlined, unlike the `half` crate's call).
 #[inline(always)]
@@ -225,18 +223,7 @@ unsafe fn q4_k(row: &[u8], x: &[BlockQ8K]) -> f32 {
     let mut sumf = 0.0f32;
     let m4 = _mm256_set1_epi8(15);
     for (b, y) in row.chunks_exact(144).zip(x) {
-        let sb = &b[4..16];
-        let mut sc = [0u8; 8];
-        let mut mn = [0u8; 8];
-        for j in 0..8 {
-            if j < 4 {
-                sc[j] = sb[j] & 63;
-                mn[j] = sb[j + 4] & 63;
-            } else {
-                sc[j] = (sb[j + 4] & 15) | ((sb[j - 4] >> 6) << 4);
-                mn[j] = (sb[j + 4] >> 4) | ((sb[j] >> 6) << 4);
-            }
-        }
+        let (sc, mn) = zinc_quant::scale_min_k4_all(&b[4..16]);
         let mut mins = 0i32;
         for j in 0..8 {
             mins += mn[j] as i32 * (y.bsums[2 * j] as i32 + y.bsums[2 * j + 1] as i32);
@@ -323,18 +310,9 @@ unsafe fn q4_k4(row: &[u8], x: [&[BlockQ8K]; 4]) -> [f32; 4] {
     let mut sumf = [0.0f32; 4];
     let m4 = _mm256_set1_epi8(15);
     for (i, b) in row.chunks_exact(144).enumerate() {
-        let sb = &b[4..16];
-        let mut sc = [0i16; 8];
-        let mut mn = [0i32; 8];
-        for j in 0..8 {
-            if j < 4 {
-                sc[j] = (sb[j] & 63) as i16;
-                mn[j] = (sb[j + 4] & 63) as i32;
-            } else {
-                sc[j] = ((sb[j + 4] & 15) | ((sb[j - 4] >> 6) << 4)) as i16;
-                mn[j] = ((sb[j + 4] >> 4) | ((sb[j] >> 6) << 4)) as i32;
-            }
-        }
+        let (sc8, mn8) = zinc_quant::scale_min_k4_all(&b[4..16]);
+        let sc: [i16; 8] = std::array::from_fn(|j| sc8[j] as i16);
+        let mn: [i32; 8] = std::array::from_fn(|j| mn8[j] as i32);
         let (d, dmin) = (f16_at(b, 0), f16_at(b, 2));
         let qs = b.as_ptr().add(16);
         let mut sumi = [_mm256_setzero_si256(); 4];

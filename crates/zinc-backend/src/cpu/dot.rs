@@ -83,7 +83,7 @@ pub fn quantize_act(kind: ActKind, x: &[f32]) -> ActRow {
         ActKind::F16 => ActRow::Rounded(x.iter().map(|&v| f16::from_f32(v).to_f32()).collect()),
         ActKind::Bf16 => ActRow::Rounded(
             x.iter()
-                .map(|&v| f32::from_bits((zinc_quant_bf16(v) as u32) << 16))
+                .map(|&v| f32::from_bits((zinc_quant::f32_to_bf16(v) as u32) << 16))
                 .collect(),
         ),
         ActKind::Q8_0 | ActKind::Q8_1 => ActRow::Q8(
@@ -138,14 +138,6 @@ pub fn quantize_act(kind: ActKind, x: &[f32]) -> ActRow {
     }
 }
 
-fn zinc_quant_bf16(x: f32) -> u16 {
-    let u = x.to_bits();
-    if (u & 0x7fff_ffff) > 0x7f80_0000 {
-        return ((u >> 16) | 64) as u16;
-    }
-    ((u as u64 + (0x7fff + ((u >> 16) & 1)) as u64) >> 16) as u16
-}
-
 /// Unpacks 16 bytes of nibbles: low nibbles are elements 0..16, high nibbles 16..32.
 #[inline(always)]
 fn nibbles(qs: &[u8], offset: i8) -> [i8; 32] {
@@ -157,10 +149,7 @@ fn nibbles(qs: &[u8], offset: i8) -> [i8; 32] {
     q
 }
 
-const IQ4_LEVELS: [i8; 16] = [
-    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
-];
-const MXFP4_LEVELS: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+use zinc_quant::{IQ4_LEVELS, MXFP4_LEVELS};
 
 #[inline(always)]
 fn table_nibbles(qs: &[u8], table: &[i8; 16]) -> [i8; 32] {
@@ -170,33 +159,6 @@ fn table_nibbles(qs: &[u8], table: &[i8; 16]) -> [i8; 32] {
         q[j + 16] = table[(qs[j] >> 4) as usize];
     }
     q
-}
-
-#[inline(always)]
-fn e8m0_half(e: u8) -> f32 {
-    let bits = if e < 2 {
-        0x0020_0000u32 << e
-    } else {
-        ((e as u32) - 1) << 23
-    };
-    f32::from_bits(bits)
-}
-
-/// The 6-bit (scale, min) pairs of Q4_K / Q5_K.
-#[inline(always)]
-fn scale_min_k4(b: &[u8]) -> ([u8; 8], [u8; 8]) {
-    let mut sc = [0u8; 8];
-    let mut m = [0u8; 8];
-    for j in 0..8 {
-        if j < 4 {
-            sc[j] = b[j] & 63;
-            m[j] = b[j + 4] & 63;
-        } else {
-            sc[j] = (b[j + 4] & 15) | ((b[j - 4] >> 6) << 4);
-            m[j] = (b[j + 4] >> 4) | ((b[j] >> 6) << 4);
-        }
-    }
-    (sc, m)
 }
 
 /// A weight row unpacked once into integers and scales, so that a batch of tokens reuses it: the
@@ -310,7 +272,7 @@ pub fn unpack(ty: GgmlType, row: &[u8], u: &mut Unpacked) {
                 };
                 q.extend_from_slice(&block);
                 match ty {
-                    T::MXFP4 => d.push(e8m0_half(b[0])),
+                    T::MXFP4 => d.push(zinc_quant::e8m0_to_f32_half(b[0])),
                     _ => d.push(f16_at(b, 0)),
                 }
                 if matches!(ty, T::Q4_1 | T::Q5_1) {
@@ -332,7 +294,7 @@ pub fn unpack(ty: GgmlType, row: &[u8], u: &mut Unpacked) {
                 let qq = &mut q[start..];
                 match ty {
                     T::Q4_K | T::Q5_K => {
-                        let (s, m) = scale_min_k4(&b[4..16]);
+                        let (s, m) = zinc_quant::scale_min_k4_all(&b[4..16]);
                         let (qh, qs) = if ty == T::Q5_K {
                             (Some(&b[16..48]), &b[48..176])
                         } else {
