@@ -254,8 +254,6 @@ unsafe fn q4_k(row: &[u8], x: &[BlockQ8K]) -> f32 {
 #[inline(always)]
 unsafe fn q6_k(row: &[u8], x: &[BlockQ8K]) -> f32 {
     let mut sumf = 0.0f32;
-    let m4 = _mm256_set1_epi8(15);
-    let m2 = _mm256_set1_epi8(3);
     for (b, y) in row.chunks_exact(210).zip(x) {
         let sc: [i8; 16] = std::array::from_fn(|g| b[192 + g] as i8);
         // Σ (q − 32)·y = Σ q·y − 32·Σ y; Σ y per group is bsums.
@@ -265,28 +263,7 @@ unsafe fn q6_k(row: &[u8], x: &[BlockQ8K]) -> f32 {
         }
         let mut sumi = _mm256_setzero_si256();
         for h in 0..2 {
-            let ql = b.as_ptr().add(64 * h);
-            let qh = _mm256_loadu_si256(b.as_ptr().add(128 + 32 * h) as *const __m256i);
-            let l0 = _mm256_loadu_si256(ql as *const __m256i);
-            let l1 = _mm256_loadu_si256(ql.add(32) as *const __m256i);
-            let parts = [
-                _mm256_or_si256(
-                    _mm256_and_si256(l0, m4),
-                    _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4),
-                ),
-                _mm256_or_si256(
-                    _mm256_and_si256(l1, m4),
-                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4),
-                ),
-                _mm256_or_si256(
-                    _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4),
-                ),
-                _mm256_or_si256(
-                    _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4),
-                ),
-            ];
+            let parts = q6_k_half(b, h);
             for (k, q) in parts.into_iter().enumerate() {
                 let e0 = 128 * h + 32 * k;
                 let yv = _mm256_loadu_si256(y.qs.as_ptr().add(e0) as *const __m256i);
@@ -345,38 +322,39 @@ unsafe fn q4_k4(row: &[u8], x: [&[BlockQ8K]; 4]) -> [f32; 4] {
     sumf
 }
 
+/// The 128 six-bit values of half `h` of a Q6_K block, unsigned (0..64), as four vectors of
+/// 32: elements `128h + 32k ..` in vector `k`.
+#[inline(always)]
+unsafe fn q6_k_half(b: &[u8], h: usize) -> [__m256i; 4] {
+    let m4 = _mm256_set1_epi8(15);
+    let m2 = _mm256_set1_epi8(3);
+    let ql = b.as_ptr().add(64 * h);
+    let qh = _mm256_loadu_si256(b.as_ptr().add(128 + 32 * h) as *const __m256i);
+    let l0 = _mm256_loadu_si256(ql as *const __m256i);
+    let l1 = _mm256_loadu_si256(ql.add(32) as *const __m256i);
+    let high = |shift: i32| match shift {
+        0 => _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4),
+        2 => _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4),
+        4 => _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4),
+        _ => _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4),
+    };
+    [
+        _mm256_or_si256(_mm256_and_si256(l0, m4), high(0)),
+        _mm256_or_si256(_mm256_and_si256(l1, m4), high(2)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), high(4)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), high(6)),
+    ]
+}
+
 /// Q6_K for four activation rows: each 128-element half is unpacked once.
 #[inline(always)]
 unsafe fn q6_k4(row: &[u8], x: [&[BlockQ8K]; 4]) -> [f32; 4] {
     let mut sumf = [0.0f32; 4];
-    let m4 = _mm256_set1_epi8(15);
-    let m2 = _mm256_set1_epi8(3);
     for (i, b) in row.chunks_exact(210).enumerate() {
         let sc: [i8; 16] = std::array::from_fn(|g| b[192 + g] as i8);
         let mut sumi = [_mm256_setzero_si256(); 4];
         for h in 0..2 {
-            let ql = b.as_ptr().add(64 * h);
-            let qh = _mm256_loadu_si256(b.as_ptr().add(128 + 32 * h) as *const __m256i);
-            let l0 = _mm256_loadu_si256(ql as *const __m256i);
-            let l1 = _mm256_loadu_si256(ql.add(32) as *const __m256i);
-            let parts = [
-                _mm256_or_si256(
-                    _mm256_and_si256(l0, m4),
-                    _mm256_slli_epi16(_mm256_and_si256(qh, m2), 4),
-                ),
-                _mm256_or_si256(
-                    _mm256_and_si256(l1, m4),
-                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), m2), 4),
-                ),
-                _mm256_or_si256(
-                    _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), m2), 4),
-                ),
-                _mm256_or_si256(
-                    _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                    _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), m2), 4),
-                ),
-            ];
+            let parts = q6_k_half(b, h);
             for (k, q) in parts.into_iter().enumerate() {
                 let e0 = 128 * h + 32 * k;
                 let g = e0 / 16;
