@@ -370,7 +370,12 @@ impl<B: Backend> Head<B> {
         Ok(Head { norm, output })
     }
 
+    /// Logits of the listed token rows (none: an empty tensor, and no work).
     pub fn forward(&self, b: &B, x: &B::Tensor, rows: &[usize], eps: f32) -> B::Tensor {
+        if rows.is_empty() {
+            let n_vocab = b.weight_dims(&self.output.w).get(1).copied().unwrap_or(0) as usize;
+            return b.tensor(0, n_vocab);
+        }
         let mut x = b.select_rows(x, rows);
         b.rms_norm(&mut x, &self.norm, eps);
         self.output.apply(b, &x)

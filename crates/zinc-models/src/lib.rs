@@ -44,7 +44,8 @@ pub trait LanguageModel<B: Backend>: Send + Sync {
     fn new_cache(&self, b: &B, n_ctx: usize) -> B::KvCache;
 
     /// Runs `tokens` (at `positions`) through the model, storing their K/V in `cache`, and returns
-    /// the logits of the token rows listed in `logit_rows` (one row each, `n_vocab` wide).
+    /// the logits of the token rows listed in `logit_rows` (one row each, `n_vocab` wide; none
+    /// skips the output head).
     fn forward(
         &self,
         b: &B,

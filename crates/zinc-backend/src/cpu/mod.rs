@@ -187,6 +187,13 @@ fn matmul_raw(ty: GgmlType, data: &[u8], rows: usize, cols: usize, x: &CpuTensor
     };
     let row_bytes = ty.row_bytes(cols as u64).unwrap_or(0) as usize;
     let n_tok = x.rows;
+    if n_tok == 0 || rows == 0 {
+        return CpuTensor {
+            data: Vec::new(),
+            rows: n_tok,
+            cols: rows,
+        };
+    }
     let mut out_t = vec![0.0f32; rows * n_tok];
     // Enough rows per task to amortise scheduling, few enough to balance 2..64 cores.
     let chunk_rows = (rows / (rayon::current_num_threads() * 8)).clamp(1, 64);

@@ -221,3 +221,12 @@ fn gated_activations() {
         assert!((e.data[i] - gelu(g.data[i]) * u.data[i]).abs() < 2e-3 * u.data[i].abs().max(1.0));
     }
 }
+
+#[test]
+fn matmul_of_no_tokens_is_empty() {
+    let b = CpuBackend::new();
+    let (model, _) = model_with(GgmlType::Q8_0, 8, 64, 1);
+    let w = b.weight(&model, "w").unwrap();
+    let out = b.matmul(&w, &b.tensor(0, 64));
+    assert_eq!(b.shape(&out), (0, 8));
+}
