@@ -386,10 +386,147 @@ unsafe fn q6_k4(row: &[u8], x: [&[BlockQ8K]; 4]) -> [f32; 4] {
 
 /// Whether `dot8` handles this format.
 pub fn has_kernel8(ty: GgmlType) -> bool {
-    matches!(
-        ty,
-        GgmlType::Q8_0 | GgmlType::Q4_0 | GgmlType::Q5_0 | GgmlType::IQ4_NL
-    )
+    has_kernel(ty)
+}
+
+/// Eight Q8_K activation rows interleaved per super-block: super-block `b` of token `t` at
+/// `qs[(8·b + t)·256 ..]`, its scale `d[b][t]` and group sums `bsums[b][t]`.
+pub struct Q8KGroup {
+    pub qs: Vec<i8>,
+    pub d: Vec<[f32; 8]>,
+    pub bsums: Vec<[[i16; 16]; 8]>,
+}
+
+/// Eight activation rows laid out for `dot8`.
+pub enum Group {
+    Q8(Q8Group),
+    Q8K(Q8KGroup),
+}
+
+impl Group {
+    /// Lays out eight rows (all of one kind).
+    pub fn new(rows: [&ActRow; 8]) -> Option<Group> {
+        match rows[0] {
+            ActRow::Q8(_) => Some(Group::Q8(Q8Group::new(std::array::from_fn(|t| match rows[t] {
+                ActRow::Q8(v) => v.as_slice(),
+                _ => &[],
+            })))),
+            ActRow::Q8K(first) => {
+                let x: [&[BlockQ8K]; 8] = std::array::from_fn(|t| match rows[t] {
+                    ActRow::Q8K(v) => v.as_slice(),
+                    _ => &[],
+                });
+                let n = first.len();
+                let mut qs = Vec::with_capacity(n * 8 * 256);
+                let mut d = Vec::with_capacity(n);
+                let mut bsums = Vec::with_capacity(n);
+                for b in 0..n {
+                    for r in &x {
+                        qs.extend_from_slice(&r[b].qs);
+                    }
+                    d.push(std::array::from_fn(|t| x[t][b].d));
+                    bsums.push(std::array::from_fn(|t| x[t][b].bsums));
+                }
+                Some(Group::Q8K(Q8KGroup { qs, d, bsums }))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `row · act[t]` for the eight rows of `g` (see `dot8_q8`, `q4_k8`, `q6_k8`).
+///
+/// # Safety
+/// As `dot`; `g` must be the partner layout of `ty` with as many blocks as `row`.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn dot8(ty: GgmlType, row: &[u8], g: &Group) -> [f32; 8] {
+    match (ty, g) {
+        (GgmlType::Q4_K, Group::Q8K(g)) => q4_k8(row, g),
+        (GgmlType::Q6_K, Group::Q8K(g)) => q6_k8(row, g),
+        (_, Group::Q8(g)) => dot8_q8(ty, row, g),
+        _ => unreachable!("{ty} weights with the wrong activation layout"),
+    }
+}
+
+/// Σ over lanes of `m[t]` for eight tokens, after `madd` of their 16 i16 group sums with `w`.
+#[inline(always)]
+unsafe fn weighted_bsums8(bsums: &[[i16; 16]; 8], w: __m256i) -> __m256i {
+    let m: [__m256i; 8] = std::array::from_fn(|t| {
+        _mm256_madd_epi16(_mm256_loadu_si256(bsums[t].as_ptr() as *const __m256i), w)
+    });
+    transpose_sum8(m)
+}
+
+#[inline(always)]
+unsafe fn store8(v: __m256) -> [f32; 8] {
+    let mut out = [0.0f32; 8];
+    _mm256_storeu_ps(out.as_mut_ptr(), v);
+    out
+}
+
+/// Q4_K for eight tokens: `Σ_sb dx·(d·Σ_j s_j·Σ q·y − dmin·Σ_j m_j·bsum_j)`.
+#[inline(always)]
+unsafe fn q4_k8(row: &[u8], g: &Q8KGroup) -> [f32; 8] {
+    let m4 = _mm256_set1_epi8(15);
+    let mut acc = _mm256_setzero_ps();
+    for (i, b) in row.chunks_exact(144).enumerate() {
+        let (sc, mn) = zinc_quant::scale_min_k4_all(&b[4..16]);
+        let qs = b.as_ptr().add(16);
+        let ys = g.qs.as_ptr().add(i * 8 * 256);
+        let mut sumi = [_mm256_setzero_si256(); 8];
+        for c in 0..4 {
+            let bytes = _mm256_loadu_si256(qs.add(32 * c) as *const __m256i);
+            let lo = _mm256_and_si256(bytes, m4);
+            let hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), m4);
+            let (slo, shi) = (_mm256_set1_epi16(sc[2 * c] as i16), _mm256_set1_epi16(sc[2 * c + 1] as i16));
+            for (t, s) in sumi.iter_mut().enumerate() {
+                let y = ys.add(256 * t + 64 * c);
+                let plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256(y as *const __m256i)), slo);
+                let phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256(y.add(32) as *const __m256i)), shi);
+                *s = _mm256_add_epi32(*s, _mm256_add_epi32(plo, phi));
+            }
+        }
+        // m_j weights groups 2j and 2j+1 of 16.
+        let w = _mm256_setr_epi16(
+            mn[0] as i16, mn[0] as i16, mn[1] as i16, mn[1] as i16, mn[2] as i16, mn[2] as i16, mn[3] as i16, mn[3] as i16,
+            mn[4] as i16, mn[4] as i16, mn[5] as i16, mn[5] as i16, mn[6] as i16, mn[6] as i16, mn[7] as i16, mn[7] as i16,
+        );
+        let mins = _mm256_cvtepi32_ps(weighted_bsums8(&g.bsums[i], w));
+        let isum = _mm256_cvtepi32_ps(transpose_sum8(sumi));
+        let dx = _mm256_loadu_ps(g.d[i].as_ptr());
+        acc = _mm256_fmadd_ps(isum, _mm256_mul_ps(_mm256_set1_ps(f16_at(b, 0)), dx), acc);
+        acc = _mm256_fnmadd_ps(mins, _mm256_mul_ps(_mm256_set1_ps(f16_at(b, 2)), dx), acc);
+    }
+    store8(acc)
+}
+
+/// Q6_K for eight tokens: `Σ_sb d·dx·(Σ_g s_g·Σ q·y − 32·Σ_g s_g·bsum_g)` with q unsigned.
+#[inline(always)]
+unsafe fn q6_k8(row: &[u8], g: &Q8KGroup) -> [f32; 8] {
+    let mut acc = _mm256_setzero_ps();
+    for (i, b) in row.chunks_exact(210).enumerate() {
+        let sc: [i8; 16] = std::array::from_fn(|k| b[192 + k] as i8);
+        let ys = g.qs.as_ptr().add(i * 8 * 256);
+        let mut sumi = [_mm256_setzero_si256(); 8];
+        for h in 0..2 {
+            let parts = q6_k_half(b, h);
+            for (k, q) in parts.into_iter().enumerate() {
+                let e0 = 128 * h + 32 * k;
+                let gi = e0 / 16;
+                let scales = _mm256_set_m128i(_mm_set1_epi16(sc[gi + 1] as i16), _mm_set1_epi16(sc[gi] as i16));
+                for (t, s) in sumi.iter_mut().enumerate() {
+                    let y = _mm256_loadu_si256(ys.add(256 * t + e0) as *const __m256i);
+                    *s = _mm256_add_epi32(*s, _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), scales));
+                }
+            }
+        }
+        let w = _mm256_loadu_si256(std::array::from_fn::<i16, 16, _>(|k| sc[k] as i16).as_ptr() as *const __m256i);
+        let offset = weighted_bsums8(&g.bsums[i], w);
+        let total = _mm256_sub_epi32(transpose_sum8(sumi), _mm256_slli_epi32(offset, 5));
+        let dx = _mm256_loadu_ps(g.d[i].as_ptr());
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total), _mm256_mul_ps(_mm256_set1_ps(f16_at(b, 208)), dx), acc);
+    }
+    store8(acc)
 }
 
 /// Eight i32x8 partial-sum vectors → one vector of their eight totals (lane t = Σ p[t]).
@@ -433,10 +570,8 @@ impl Q8Group {
 /// unpacked once; the eight integer block sums are gathered into one vector and scaled by
 /// `d_w · g.d[b]`.
 ///
-/// # Safety
-/// As `dot`; `ty` must satisfy `has_kernel8` and `g` hold as many blocks as `row`.
-#[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn dot8(ty: GgmlType, row: &[u8], g: &Q8Group) -> [f32; 8] {
+#[inline(always)]
+unsafe fn dot8_q8(ty: GgmlType, row: &[u8], g: &Q8Group) -> [f32; 8] {
     let table = _mm256_broadcastsi128_si256(_mm_loadu_si128(IQ4_LEVELS.as_ptr() as *const __m128i));
     let size = ty.type_size();
     let ones = _mm256_set1_epi16(1);

@@ -105,7 +105,7 @@ fn matmul_chunk(
 
 /// As `matmul_chunk`, with the AVX2 kernels where a format has one. Tokens go in tiles of 16 so
 /// the tile's activations stay in L1 while the chunk's weight rows stream from L2; within a tile,
-/// groups of 8 (32-element formats) or 4 tokens share each unpacked weight block.
+/// groups of 8 (or 4) tokens share each unpacked weight block.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c,bmi2")]
 unsafe fn matmul_chunk_avx2(
@@ -114,7 +114,7 @@ unsafe fn matmul_chunk_avx2(
     row_bytes: usize,
     r0: usize,
     acts: &[ActRow],
-    groups: &[avx2::Q8Group],
+    groups: &[avx2::Group],
     out_t: &mut [f32],
 ) {
     if !avx2::has_kernel(ty) {
@@ -173,14 +173,9 @@ fn matmul_raw(ty: GgmlType, data: &[u8], rows: usize, cols: usize, x: &CpuTensor
     let acts: Vec<ActRow> = (0..x.rows).map(|t| quantize_act(kind, x.row(t))).collect();
     // For the 8-token kernels: each full group of eight Q8 rows, interleaved per block.
     #[cfg(target_arch = "x86_64")]
-    let groups: Vec<avx2::Q8Group> = if has_avx2() && avx2::has_kernel8(ty) {
+    let groups: Vec<avx2::Group> = if has_avx2() && avx2::has_kernel8(ty) {
         acts.chunks_exact(8)
-            .map(|g| {
-                avx2::Q8Group::new(std::array::from_fn(|k| match &g[k] {
-                    ActRow::Q8(v) => v.as_slice(),
-                    _ => &[],
-                }))
-            })
+            .filter_map(|g| avx2::Group::new(std::array::from_fn(|k| &g[k])))
             .collect()
     } else {
         Vec::new()
