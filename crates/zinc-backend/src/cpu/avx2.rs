@@ -407,10 +407,12 @@ impl Group {
     /// Lays out eight rows (all of one kind).
     pub fn new(rows: [&ActRow; 8]) -> Option<Group> {
         match rows[0] {
-            ActRow::Q8(_) => Some(Group::Q8(Q8Group::new(std::array::from_fn(|t| match rows[t] {
-                ActRow::Q8(v) => v.as_slice(),
-                _ => &[],
-            })))),
+            ActRow::Q8(_) => Some(Group::Q8(Q8Group::new(std::array::from_fn(
+                |t| match rows[t] {
+                    ActRow::Q8(v) => v.as_slice(),
+                    _ => &[],
+                },
+            )))),
             ActRow::Q8K(first) => {
                 let x: [&[BlockQ8K]; 8] = std::array::from_fn(|t| match rows[t] {
                     ActRow::Q8K(v) => v.as_slice(),
@@ -478,18 +480,41 @@ unsafe fn q4_k8(row: &[u8], g: &Q8KGroup) -> [f32; 8] {
             let bytes = _mm256_loadu_si256(qs.add(32 * c) as *const __m256i);
             let lo = _mm256_and_si256(bytes, m4);
             let hi = _mm256_and_si256(_mm256_srli_epi16(bytes, 4), m4);
-            let (slo, shi) = (_mm256_set1_epi16(sc[2 * c] as i16), _mm256_set1_epi16(sc[2 * c + 1] as i16));
+            let (slo, shi) = (
+                _mm256_set1_epi16(sc[2 * c] as i16),
+                _mm256_set1_epi16(sc[2 * c + 1] as i16),
+            );
             for (t, s) in sumi.iter_mut().enumerate() {
                 let y = ys.add(256 * t + 64 * c);
-                let plo = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256(y as *const __m256i)), slo);
-                let phi = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256(y.add(32) as *const __m256i)), shi);
+                let plo = _mm256_madd_epi16(
+                    _mm256_maddubs_epi16(lo, _mm256_loadu_si256(y as *const __m256i)),
+                    slo,
+                );
+                let phi = _mm256_madd_epi16(
+                    _mm256_maddubs_epi16(hi, _mm256_loadu_si256(y.add(32) as *const __m256i)),
+                    shi,
+                );
                 *s = _mm256_add_epi32(*s, _mm256_add_epi32(plo, phi));
             }
         }
         // m_j weights groups 2j and 2j+1 of 16.
         let w = _mm256_setr_epi16(
-            mn[0] as i16, mn[0] as i16, mn[1] as i16, mn[1] as i16, mn[2] as i16, mn[2] as i16, mn[3] as i16, mn[3] as i16,
-            mn[4] as i16, mn[4] as i16, mn[5] as i16, mn[5] as i16, mn[6] as i16, mn[6] as i16, mn[7] as i16, mn[7] as i16,
+            mn[0] as i16,
+            mn[0] as i16,
+            mn[1] as i16,
+            mn[1] as i16,
+            mn[2] as i16,
+            mn[2] as i16,
+            mn[3] as i16,
+            mn[3] as i16,
+            mn[4] as i16,
+            mn[4] as i16,
+            mn[5] as i16,
+            mn[5] as i16,
+            mn[6] as i16,
+            mn[6] as i16,
+            mn[7] as i16,
+            mn[7] as i16,
         );
         let mins = _mm256_cvtepi32_ps(weighted_bsums8(&g.bsums[i], w));
         let isum = _mm256_cvtepi32_ps(transpose_sum8(sumi));
@@ -513,18 +538,28 @@ unsafe fn q6_k8(row: &[u8], g: &Q8KGroup) -> [f32; 8] {
             for (k, q) in parts.into_iter().enumerate() {
                 let e0 = 128 * h + 32 * k;
                 let gi = e0 / 16;
-                let scales = _mm256_set_m128i(_mm_set1_epi16(sc[gi + 1] as i16), _mm_set1_epi16(sc[gi] as i16));
+                let scales = _mm256_set_m128i(
+                    _mm_set1_epi16(sc[gi + 1] as i16),
+                    _mm_set1_epi16(sc[gi] as i16),
+                );
                 for (t, s) in sumi.iter_mut().enumerate() {
                     let y = _mm256_loadu_si256(ys.add(256 * t + e0) as *const __m256i);
-                    *s = _mm256_add_epi32(*s, _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), scales));
+                    *s =
+                        _mm256_add_epi32(*s, _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), scales));
                 }
             }
         }
-        let w = _mm256_loadu_si256(std::array::from_fn::<i16, 16, _>(|k| sc[k] as i16).as_ptr() as *const __m256i);
+        let w = _mm256_loadu_si256(
+            std::array::from_fn::<i16, 16, _>(|k| sc[k] as i16).as_ptr() as *const __m256i
+        );
         let offset = weighted_bsums8(&g.bsums[i], w);
         let total = _mm256_sub_epi32(transpose_sum8(sumi), _mm256_slli_epi32(offset, 5));
         let dx = _mm256_loadu_ps(g.d[i].as_ptr());
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total), _mm256_mul_ps(_mm256_set1_ps(f16_at(b, 208)), dx), acc);
+        acc = _mm256_fmadd_ps(
+            _mm256_cvtepi32_ps(total),
+            _mm256_mul_ps(_mm256_set1_ps(f16_at(b, 208)), dx),
+            acc,
+        );
     }
     store8(acc)
 }

@@ -230,3 +230,31 @@ fn matmul_of_no_tokens_is_empty() {
     let out = b.matmul(&w, &b.tensor(0, 64));
     assert_eq!(b.shape(&out), (0, 8));
 }
+
+/// The 8-, 4- and 1-token kernels compute the same integer sums; only f32 summation order may
+/// differ. A batch of 13 tokens must agree with 13 single-token matmuls to 1e-5 relative.
+#[test]
+fn kernel_widths_agree() {
+    let b = CpuBackend::new();
+    for &ty in zinc_quant::SUPPORTED {
+        if ty == GgmlType::Q8_K {
+            continue;
+        }
+        let cols = ty.block_size().max(32) * 4;
+        let rows = 19;
+        let (model, _) = model_with(ty, rows, cols, 21);
+        let w = b.weight(&model, "w").unwrap();
+        let x = random(13 * cols, 22);
+        let batch = b.matmul(&w, &b.tensor_from(&x, 13, cols));
+        for t in 0..13 {
+            let one = b.matmul(&w, &b.tensor_from(&x[t * cols..(t + 1) * cols], 1, cols));
+            for r in 0..rows {
+                let (a, c) = (batch.data[t * rows + r], one.data[r]);
+                assert!(
+                    (a - c).abs() <= 1e-5 * a.abs().max(1.0),
+                    "{ty} token {t} row {r}: batch {a} vs single {c}"
+                );
+            }
+        }
+    }
+}
