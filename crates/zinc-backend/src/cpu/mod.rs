@@ -170,11 +170,14 @@ fn has_avx2() -> bool {
 /// `y[t] = W x[t]` over a weight given as raw rows (a whole tensor or one expert's slice).
 fn matmul_raw(ty: GgmlType, data: &[u8], rows: usize, cols: usize, x: &CpuTensor) -> CpuTensor {
     let kind = act_kind(ty).expect("weights of unsupported types are refused at load");
-    let acts: Vec<ActRow> = (0..x.rows).map(|t| quantize_act(kind, x.row(t))).collect();
+    let acts: Vec<ActRow> = (0..x.rows)
+        .into_par_iter()
+        .map(|t| quantize_act(kind, x.row(t)))
+        .collect();
     // For the 8-token kernels: each full group of eight Q8 rows, interleaved per block.
     #[cfg(target_arch = "x86_64")]
     let groups: Vec<avx2::Group> = if has_avx2() && avx2::has_kernel8(ty) {
-        acts.chunks_exact(8)
+        acts.par_chunks_exact(8)
             .filter_map(|g| avx2::Group::new(std::array::from_fn(|k| &g[k])))
             .collect()
     } else {
@@ -208,11 +211,11 @@ fn matmul_raw(ty: GgmlType, data: &[u8], rows: usize, cols: usize, x: &CpuTensor
             matmul_chunk(ty, data, row_bytes, r0, &acts, chunk);
         });
     let mut out = vec![0.0f32; n_tok * rows];
-    for r in 0..rows {
-        for t in 0..n_tok {
-            out[t * rows + r] = out_t[r * n_tok + t];
+    out.par_chunks_mut(rows).enumerate().for_each(|(t, o)| {
+        for (r, v) in o.iter_mut().enumerate() {
+            *v = out_t[r * n_tok + t];
         }
-    }
+    });
     CpuTensor {
         data: out,
         rows: n_tok,
