@@ -73,6 +73,25 @@ pub enum GatedAct {
     GeGlu,
 }
 
+/// The weights of one mixture-of-experts block.
+pub struct MoeWeights<'a, W> {
+    pub router: &'a W,
+    /// Gate and up projections: separate, or one fused tensor whose first `n_ff` rows per expert
+    /// are the gate.
+    pub gate_up: GateUp<'a, W>,
+    pub down: &'a W,
+    /// Per-expert output scales of the gate, up and down projections (`*_exps.scale`).
+    pub scales: [Option<&'a [f32]>; 3],
+    pub k: usize,
+    pub renorm: bool,
+    pub act: GatedAct,
+}
+
+pub enum GateUp<'a, W> {
+    Separate { gate: &'a W, up: &'a W },
+    Fused(&'a W),
+}
+
 /// A backend: where weights live and ops run.
 ///
 /// Ops take and produce `Tensor`s of `rows` tokens. Implementations may queue work and run it
@@ -158,19 +177,9 @@ pub trait Backend: Send + Sync {
 
     /// A mixture-of-experts FFN: softmax router over `router · x`, top `k` experts, weights
     /// renormalised when `renorm`, each expert a gated FFN of 3-D `{n_embd, n_ff, n_expert}`
-    /// weights.
-    #[allow(clippy::too_many_arguments)]
-    fn moe_ffn(
-        &self,
-        x: &Self::Tensor,
-        router: &Self::Weight,
-        gate_exps: &Self::Weight,
-        up_exps: &Self::Weight,
-        down_exps: &Self::Weight,
-        k: usize,
-        renorm: bool,
-        act: GatedAct,
-    ) -> Self::Tensor;
+    /// weights (gate and up separate, or fused with gate rows first), each optionally scaled per
+    /// expert.
+    fn moe_ffn(&self, x: &Self::Tensor, w: &MoeWeights<'_, Self::Weight>) -> Self::Tensor;
 
     /// Keeps only the listed rows (e.g. the last token before the output head).
     fn select_rows(&self, x: &Self::Tensor, rows: &[usize]) -> Self::Tensor;

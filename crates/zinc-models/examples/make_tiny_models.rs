@@ -28,6 +28,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         weight_type: GgmlType::Q4_K,
         wide_type: GgmlType::Q6_K,
         embd_type: GgmlType::Q8_0,
+        fused_gate_up: false,
+        expert_scales: false,
         seed: 20261130,
     };
     write_synthetic(&base, &dir.join("qwen3-tiny.gguf"))?;
@@ -43,6 +45,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..base.clone()
     };
     write_synthetic(&moe, &dir.join("qwen3moe-tiny.gguf"))?;
+    // Per-expert `.scale` tensors (llama.cpp's qwen3moe takes them; it takes no fused gate/up).
+    let scaled = SynthSpec {
+        expert_scales: true,
+        seed: 8,
+        ..moe.clone()
+    };
+    write_synthetic(&scaled, &dir.join("qwen3moe-scaled-tiny.gguf"))?;
     let llama = SynthSpec {
         arch: "llama".into(),
         n_head_kv: 4,

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::Mutex;
 
-use zinc_backend::{AttnParams, Backend, GatedAct, RopeParams};
+use zinc_backend::{AttnParams, Backend, GateUp, GatedAct, MoeWeights, RopeParams};
 use zinc_gguf::GgufModel;
 
 use crate::{HParams, ModelError};
@@ -288,9 +288,13 @@ impl<B: Backend> GatedFfn<B> {
 /// A mixture-of-experts block with softmax routing and renormalised top-k weights.
 pub struct MoeFfn<B: Backend> {
     pub router: B::Weight,
-    pub gate: B::Weight,
-    pub up: B::Weight,
+    /// Gate and up, or one fused `ffn_gate_up_exps` (gate rows first).
+    pub gate: Option<B::Weight>,
+    pub up: Option<B::Weight>,
+    pub gate_up: Option<B::Weight>,
     pub down: B::Weight,
+    /// `ffn_{gate,up,down}_exps.scale`: one factor per expert.
+    pub scales: [Option<Vec<f32>>; 3],
     pub k: usize,
 }
 
@@ -303,45 +307,68 @@ impl<B: Backend> MoeFfn<B> {
                 hp.n_expert_used, hp.n_expert
             )));
         }
-        for s in [
-            "ffn_gate_exps.scale",
-            "ffn_up_exps.scale",
-            "ffn_down_exps.scale",
-        ] {
-            if l.file.get(&format!("{p}.{s}")).is_some() {
-                return Err(ModelError::Invalid(format!(
-                    "{p}.{s}: per-expert scales are not supported yet"
-                )));
+        let gate_up = l.opt(&format!("{p}.ffn_gate_up_exps.weight"))?;
+        let (gate, up) = if gate_up.is_some() {
+            (None, None)
+        } else {
+            (
+                Some(l.req(&format!("{p}.ffn_gate_exps.weight"))?),
+                Some(l.req(&format!("{p}.ffn_up_exps.weight"))?),
+            )
+        };
+        let scale = |name: &str| -> Result<Option<Vec<f32>>, ModelError> {
+            match l.opt(&format!("{p}.{name}.scale"))? {
+                None => Ok(None),
+                Some(w) => {
+                    let v = l.b.weight_values(&w);
+                    if v.len() != hp.n_expert {
+                        return Err(ModelError::Invalid(format!(
+                            "{p}.{name}.scale has {} values, expected one per expert ({})",
+                            v.len(),
+                            hp.n_expert
+                        )));
+                    }
+                    Ok(Some(v))
+                }
             }
-        }
-        if l.file
-            .get(&format!("{p}.ffn_gate_up_exps.weight"))
-            .is_some()
-        {
-            return Err(ModelError::Invalid(format!(
-                "{p}.ffn_gate_up_exps: fused expert gate/up weights are not supported yet"
-            )));
-        }
+        };
+        let (gs, us) = if gate_up.is_some() {
+            let s = scale("ffn_gate_up_exps")?;
+            (s.clone(), s)
+        } else {
+            (scale("ffn_gate_exps")?, scale("ffn_up_exps")?)
+        };
         Ok(MoeFfn {
             router: l.req(&format!("{p}.ffn_gate_inp.weight"))?,
-            gate: l.req(&format!("{p}.ffn_gate_exps.weight"))?,
-            up: l.req(&format!("{p}.ffn_up_exps.weight"))?,
+            gate,
+            up,
+            gate_up,
             down: l.req(&format!("{p}.ffn_down_exps.weight"))?,
+            scales: [gs, us, scale("ffn_down_exps")?],
             k: hp.n_expert_used,
         })
     }
 
     pub fn forward(&self, b: &B, h: &B::Tensor, act: GatedAct) -> B::Tensor {
-        b.moe_ffn(
-            h,
-            &self.router,
-            &self.gate,
-            &self.up,
-            &self.down,
-            self.k,
-            true,
+        let gate_up = match (&self.gate_up, &self.gate, &self.up) {
+            (Some(gu), _, _) => GateUp::Fused(gu),
+            (None, Some(gate), Some(up)) => GateUp::Separate { gate, up },
+            _ => unreachable!("load takes either the fused or both separate weights"),
+        };
+        let w = MoeWeights {
+            router: &self.router,
+            gate_up,
+            down: &self.down,
+            scales: [
+                self.scales[0].as_deref(),
+                self.scales[1].as_deref(),
+                self.scales[2].as_deref(),
+            ],
+            k: self.k,
+            renorm: true,
             act,
-        )
+        };
+        b.moe_ffn(h, &w)
     }
 }
 

@@ -29,6 +29,10 @@ pub struct SynthSpec {
     /// Type of `attn_v`, `ffn_down` and `output` (Q6_K in a q4_k_m file).
     pub wide_type: GgmlType,
     pub embd_type: GgmlType,
+    /// MoE: one fused `ffn_gate_up_exps` instead of separate gate and up tensors.
+    pub fused_gate_up: bool,
+    /// MoE: per-expert `.scale` tensors on the expert projections.
+    pub expert_scales: bool,
     pub seed: u64,
 }
 
@@ -239,22 +243,33 @@ pub fn write_synthetic(spec: &SynthSpec, path: &Path) -> Result<(), GgufError> {
                 s_in(e),
                 0.0,
             )?;
-            add(
-                &mut w,
-                &format!("{p}.ffn_gate_exps.weight"),
-                spec.weight_type,
-                &[e, f, n],
-                s_in(e),
-                0.0,
-            )?;
-            add(
-                &mut w,
-                &format!("{p}.ffn_up_exps.weight"),
-                spec.weight_type,
-                &[e, f, n],
-                s_in(e),
-                0.0,
-            )?;
+            if spec.fused_gate_up {
+                add(
+                    &mut w,
+                    &format!("{p}.ffn_gate_up_exps.weight"),
+                    spec.weight_type,
+                    &[e, 2 * f, n],
+                    s_in(e),
+                    0.0,
+                )?;
+            } else {
+                add(
+                    &mut w,
+                    &format!("{p}.ffn_gate_exps.weight"),
+                    spec.weight_type,
+                    &[e, f, n],
+                    s_in(e),
+                    0.0,
+                )?;
+                add(
+                    &mut w,
+                    &format!("{p}.ffn_up_exps.weight"),
+                    spec.weight_type,
+                    &[e, f, n],
+                    s_in(e),
+                    0.0,
+                )?;
+            }
             add(
                 &mut w,
                 &format!("{p}.ffn_down_exps.weight"),
@@ -263,6 +278,29 @@ pub fn write_synthetic(spec: &SynthSpec, path: &Path) -> Result<(), GgufError> {
                 s_in(f),
                 0.0,
             )?;
+            if spec.expert_scales {
+                let first = if spec.fused_gate_up {
+                    "ffn_gate_up_exps"
+                } else {
+                    "ffn_gate_exps"
+                };
+                add(
+                    &mut w,
+                    &format!("{p}.{first}.scale"),
+                    GgmlType::F32,
+                    &[n],
+                    0.3,
+                    1.0,
+                )?;
+                add(
+                    &mut w,
+                    &format!("{p}.ffn_down_exps.scale"),
+                    GgmlType::F32,
+                    &[n],
+                    0.3,
+                    1.0,
+                )?;
+            }
         } else {
             add(
                 &mut w,

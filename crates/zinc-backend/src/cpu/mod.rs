@@ -13,7 +13,9 @@ use half::f16;
 use rayon::prelude::*;
 use zinc_gguf::{GgmlType, GgufModel};
 
-use crate::{AttnParams, Backend, BackendError, GatedAct, RopeParams, RopeStyle};
+use crate::{
+    AttnParams, Backend, BackendError, GateUp, GatedAct, MoeWeights, RopeParams, RopeStyle,
+};
 use dot::{act_kind, quantize_act, ActRow};
 
 /// A weight: a tensor of the mapped model, read in place.
@@ -689,27 +691,24 @@ impl Backend for CpuBackend {
         }
     }
 
-    fn moe_ffn(
-        &self,
-        x: &CpuTensor,
-        router: &CpuWeight,
-        gate_exps: &CpuWeight,
-        up_exps: &CpuWeight,
-        down_exps: &CpuWeight,
-        k: usize,
-        renorm: bool,
-        act: GatedAct,
-    ) -> CpuTensor {
-        let logits = self.matmul(router, x);
+    fn moe_ffn(&self, x: &CpuTensor, w: &MoeWeights<'_, CpuWeight>) -> CpuTensor {
+        let logits = self.matmul(w.router, x);
         let n_exp = logits.cols;
         let n_embd = x.cols;
-        let n_ff = gate_exps.dims[1] as usize;
         let mut out = vec![0.0f32; x.rows * n_embd];
         fn expert(w: &CpuWeight, e: usize) -> (&[u8], usize, usize) {
             let rows = w.dims[1] as usize;
             let per = rows * w.row_bytes();
             (&w.data()[e * per..(e + 1) * per], rows, w.cols())
         }
+        let project = |wt: &CpuWeight, e: usize, x: &CpuTensor, scale: Option<&[f32]>| {
+            let (d, r, c) = expert(wt, e);
+            let mut y = matmul_raw(wt.ty, d, r, c, x);
+            if let Some(s) = scale.and_then(|s| s.get(e)) {
+                self.scale(&mut y, *s);
+            }
+            y
+        };
         for t in 0..x.rows {
             // Softmax over all experts, then the top k (ties: lower index), renormalised.
             let l = logits.row(t);
@@ -721,11 +720,11 @@ impl Backend for CpuBackend {
             }
             let mut order: Vec<usize> = (0..n_exp).collect();
             order.sort_by(|&a, &b| probs[b].total_cmp(&probs[a]).then(a.cmp(&b)));
-            let sel = &order[..k.min(n_exp)];
-            let mut w: Vec<f32> = sel.iter().map(|&e| probs[e]).collect();
-            if renorm {
-                let s: f32 = w.iter().sum::<f32>().max(6.103_515_6e-5);
-                for v in &mut w {
+            let sel = &order[..w.k.min(n_exp)];
+            let mut wts: Vec<f32> = sel.iter().map(|&e| probs[e]).collect();
+            if w.renorm {
+                let s: f32 = wts.iter().sum::<f32>().max(6.103_515_6e-5);
+                for v in &mut wts {
                     *v /= s;
                 }
             }
@@ -734,15 +733,31 @@ impl Backend for CpuBackend {
                 rows: 1,
                 cols: n_embd,
             };
-            for (&e, &we) in sel.iter().zip(&w) {
-                let (gd, gr, gc) = expert(gate_exps, e);
-                let (ud, ur, uc) = expert(up_exps, e);
-                let (dd, dr, dc) = expert(down_exps, e);
-                let g = matmul_raw(gate_exps.ty, gd, gr, gc, &xt);
-                let u = matmul_raw(up_exps.ty, ud, ur, uc, &xt);
-                let a = self.gated(&g, &u, act);
-                debug_assert_eq!(a.cols, n_ff);
-                let y = matmul_raw(down_exps.ty, dd, dr, dc, &a);
+            for (&e, &we) in sel.iter().zip(&wts) {
+                let (g, u) = match &w.gate_up {
+                    GateUp::Separate { gate, up } => (
+                        project(gate, e, &xt, w.scales[0]),
+                        project(up, e, &xt, w.scales[1]),
+                    ),
+                    GateUp::Fused(gu) => {
+                        let both = project(gu, e, &xt, None);
+                        let n_ff = both.cols / 2;
+                        let mut parts = self.split_cols(&both, &[n_ff, n_ff]);
+                        let (mut u, mut g) = (
+                            parts.pop().expect("two parts"),
+                            parts.pop().expect("two parts"),
+                        );
+                        if let Some(s) = w.scales[0].and_then(|s| s.get(e)) {
+                            self.scale(&mut g, *s);
+                        }
+                        if let Some(s) = w.scales[1].and_then(|s| s.get(e)) {
+                            self.scale(&mut u, *s);
+                        }
+                        (g, u)
+                    }
+                };
+                let a = self.gated(&g, &u, w.act);
+                let y = project(w.down, e, &a, w.scales[2]);
                 for (o, v) in out[t * n_embd..(t + 1) * n_embd].iter_mut().zip(&y.data) {
                     *o += we * v;
                 }
