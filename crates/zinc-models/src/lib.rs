@@ -5,7 +5,7 @@
 //! Hyper-parameters come from GGUF metadata (`hparams.rs`), tensor names are GGUF's own, and
 //! every tensor in the file must be consumed by the architecture or be on its ignore list.
 //!
-//! Adding an architecture: a new file and one line in [`REGISTRY`].
+//! Adding an architecture: a new file and one line in `registry()`.
 
 mod blocks;
 mod gemma3;
@@ -68,9 +68,6 @@ fn registry<B: Backend + 'static>() -> Vec<(&'static [&'static str], Constructor
     ]
 }
 
-/// The architectures this build can run.
-pub const REGISTRY: &[&str] = &["llama", "qwen2", "qwen3", "qwen3moe", "gemma3"];
-
 /// Loads the model in `file` for backend `b`: hyper-parameters checked, every weight placed,
 /// every tensor accounted for.
 pub fn load<B: Backend + 'static>(
@@ -83,5 +80,16 @@ pub fn load<B: Backend + 'static>(
             return ctor(b, file);
         }
     }
-    Err(ModelError::UnsupportedArch(arch, REGISTRY.join(", ")))
+    Err(ModelError::UnsupportedArch(
+        arch,
+        supported_architectures::<B>().join(", "),
+    ))
+}
+
+/// The architectures this build can run.
+pub fn supported_architectures<B: Backend + 'static>() -> Vec<&'static str> {
+    registry::<B>()
+        .into_iter()
+        .flat_map(|(names, _)| names.iter().copied())
+        .collect()
 }

@@ -74,7 +74,7 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     if args.reps == 0 {
         bail!("-r must be at least 1");
     }
-    let engine = load::engine(&args.model)?;
+    let (engine, file) = load::engine(&args.model)?;
     let hp = engine.model.hparams().clone();
     let n_ctx = args.depth + args.n_prompt.max(args.n_gen) + 1;
     let mut rng = rand::rngs::StdRng::seed_from_u64(42);
@@ -135,7 +135,6 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
             samples_ts: samples,
         });
     }
-    let file = load::open_file(&args.model.model)?;
     let n_params: u64 = file.tensors().map(|t| t.info.n_elements).sum();
     let report = BenchReport {
         model: args.model.model.display().to_string(),

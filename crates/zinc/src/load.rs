@@ -51,14 +51,15 @@ pub fn cpu_backend(args: &ModelArgs) -> Result<CpuBackend> {
     Ok(CpuBackend::new())
 }
 
-/// Loads model and tokenizer; reports the load time on stderr.
-pub fn engine(args: &ModelArgs) -> Result<Engine<CpuBackend>> {
+/// Loads model and tokenizer; reports the load time on stderr. The mapped file comes back too,
+/// for callers that need more of its metadata (chat template, sizes).
+pub fn engine(args: &ModelArgs) -> Result<(Engine<CpuBackend>, Arc<GgufModel>)> {
     let t0 = Instant::now();
     let b = cpu_backend(args)?;
     let file = open_file(&args.model)?;
     let tokenizer = Tokenizer::from_metadata(file.metadata())
         .with_context(|| format!("{}: cannot build the tokenizer", args.model.display()))?;
-    let model = zinc_models::load(&b, file)
+    let model = zinc_models::load(&b, file.clone())
         .with_context(|| format!("cannot load {}", args.model.display()))?;
     eprintln!(
         "zinc: loaded {} ({}, {} layers) on {} in {:.2} s",
@@ -68,5 +69,5 @@ pub fn engine(args: &ModelArgs) -> Result<Engine<CpuBackend>> {
         b.name(),
         t0.elapsed().as_secs_f64()
     );
-    Ok(Engine::new(b, model, tokenizer))
+    Ok((Engine::new(b, model, tokenizer), file))
 }

@@ -47,7 +47,7 @@ pub fn perplexity(args: &PerplexityArgs) -> Result<()> {
 }
 
 pub fn compute(args: &PerplexityArgs) -> Result<PplResult> {
-    let engine = load::engine(&args.model)?;
+    let (engine, _) = load::engine(&args.model)?;
     let text = std::fs::read_to_string(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let tok = &engine.tokenizer;

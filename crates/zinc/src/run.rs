@@ -71,10 +71,9 @@ pub fn default_ctx(n_ctx_train: usize) -> usize {
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
-    let engine = load::engine(&args.model)?;
+    let (engine, file) = load::engine(&args.model)?;
     let tok = &engine.tokenizer;
     let prompt_text = if args.chat {
-        let file = load::open_file(&args.model.model)?;
         let t = ChatTemplate::from_metadata(file.metadata(), tok)?;
         if let TemplateSource::Fallback(f) = t.source() {
             eprintln!(

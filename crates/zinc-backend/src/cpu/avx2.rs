@@ -384,11 +384,6 @@ unsafe fn q6_k4(row: &[u8], x: [&[BlockQ8K]; 4]) -> [f32; 4] {
     sumf
 }
 
-/// Whether `dot8` handles this format.
-pub fn has_kernel8(ty: GgmlType) -> bool {
-    has_kernel(ty)
-}
-
 /// Eight Q8_K activation rows interleaved per super-block: super-block `b` of token `t` at
 /// `qs[(8·b + t)·256 ..]`, its scale `d[b][t]` and group sums `bsums[b][t]`.
 pub struct Q8KGroup {

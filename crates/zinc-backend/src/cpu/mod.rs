@@ -178,7 +178,7 @@ fn matmul_raw(ty: GgmlType, data: &[u8], rows: usize, cols: usize, x: &CpuTensor
         .collect();
     // For the 8-token kernels: each full group of eight Q8 rows, interleaved per block.
     #[cfg(target_arch = "x86_64")]
-    let groups: Vec<avx2::Group> = if has_avx2() && avx2::has_kernel8(ty) {
+    let groups: Vec<avx2::Group> = if has_avx2() && avx2::has_kernel(ty) {
         acts.par_chunks_exact(8)
             .filter_map(|g| avx2::Group::new(std::array::from_fn(|k| &g[k])))
             .collect()
