@@ -72,6 +72,42 @@ pub struct GenerateParams {
     pub stop: Vec<String>,
     /// Keep going past end-of-generation tokens (benchmarks).
     pub ignore_eos: bool,
+    /// Added to a token's logit before sampling (OpenAI's `logit_bias`).
+    pub logit_bias: Vec<(u32, f32)>,
+    /// Report each token's log-probability and this many most likely alternatives.
+    pub logprobs: Option<usize>,
+}
+
+impl Default for GenerateParams {
+    fn default() -> Self {
+        GenerateParams {
+            max_tokens: 256,
+            sampler: SamplerConfig::default(),
+            stop: Vec::new(),
+            ignore_eos: false,
+            logit_bias: Vec::new(),
+            logprobs: None,
+        }
+    }
+}
+
+/// A token's log-probability under the model (the raw logits, before penalties and sampling)
+/// and the most likely alternatives at its position, best first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TokenLogprobs {
+    pub logprob: f32,
+    pub top: Vec<(u32, f32)>,
+}
+
+/// What generation reports as it goes: a sampled token, or (at the end) held-back text.
+#[derive(Clone, Debug)]
+pub struct TokenEvent<'a> {
+    /// The sampled token; `None` for the final event that flushes held-back text.
+    pub token: Option<u32>,
+    /// Text that became final with this event (may be empty: half a character, or text that
+    /// could still turn into a stop string, is held back).
+    pub text: &'a str,
+    pub logprobs: Option<TokenLogprobs>,
 }
 
 #[derive(Clone, Debug)]
@@ -79,6 +115,7 @@ pub struct Generation {
     pub text: String,
     pub tokens: Vec<u32>,
     pub finish: Finish,
+    /// Prompt tokens evaluated by this call (those already in the cache are not counted).
     pub prompt_tokens: usize,
     pub prompt_time: Duration,
     pub gen_time: Duration,
@@ -118,8 +155,45 @@ impl<'e, B: Backend> Session<'e, B> {
         self.tokens.clear();
     }
 
+    /// The tokens whose keys and values are in the cache.
+    pub fn tokens(&self) -> &[u32] {
+        &self.tokens
+    }
+
+    /// Keeps the first `n` tokens and forgets the rest: attention is causal over positions, so
+    /// what follows position `n` is simply overwritten by the next evaluation.
+    pub fn truncate(&mut self, n: usize) {
+        self.tokens.truncate(n);
+    }
+
+    /// Reuses the cached prefix `tokens` shares with this session and returns how many tokens
+    /// were kept; at least the last token of `tokens` is left to evaluate (its logits are needed).
+    pub fn reuse_prefix(&mut self, tokens: &[u32]) -> usize {
+        let common = self
+            .tokens
+            .iter()
+            .zip(tokens)
+            .take_while(|(a, b)| a == b)
+            .count()
+            .min(tokens.len().saturating_sub(1));
+        self.truncate(common);
+        common
+    }
+
     /// Appends `tokens` to the sequence, in batches, and returns their logits (`n_vocab` each).
     pub fn eval(&mut self, tokens: &[u32], which: Logits) -> Result<Vec<Vec<f32>>, EngineError> {
+        self.eval_until(tokens, which, &|| false)
+            .map(|r| r.unwrap_or_default())
+    }
+
+    /// `eval`, asking `cancelled` between batches; `Ok(None)` when it said stop (the batches
+    /// already evaluated stay in the cache).
+    pub fn eval_until(
+        &mut self,
+        tokens: &[u32],
+        which: Logits,
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Option<Vec<Vec<f32>>>, EngineError> {
         let e = self.engine;
         if self.tokens.len() + tokens.len() > self.n_ctx {
             return Err(EngineError::ContextOverflow {
@@ -130,6 +204,9 @@ impl<'e, B: Backend> Session<'e, B> {
         let n_vocab = e.model.hparams().n_vocab;
         let mut out = Vec::new();
         for (ci, chunk) in tokens.chunks(e.batch.max(1)).enumerate() {
+            if cancelled() {
+                return Ok(None);
+            }
             let start = self.tokens.len() as u32;
             let positions: Vec<u32> = (start..start + chunk.len() as u32).collect();
             let last_chunk = (ci + 1) * e.batch.max(1) >= tokens.len();
@@ -160,7 +237,7 @@ impl<'e, B: Backend> Session<'e, B> {
                 out.extend(v.chunks_exact(n_vocab).map(<[f32]>::to_vec));
             }
         }
-        Ok(out)
+        Ok(Some(out))
     }
 
     /// Generates after `prompt`; `on_text` receives text as soon as it is final (never half a
@@ -170,6 +247,22 @@ impl<'e, B: Backend> Session<'e, B> {
         prompt: &[u32],
         params: &GenerateParams,
         mut on_text: impl FnMut(&str) -> bool,
+    ) -> Result<Generation, EngineError> {
+        self.generate_events(prompt, params, &|| false, |ev| {
+            ev.text.is_empty() || on_text(ev.text)
+        })
+    }
+
+    /// Generates after `prompt`, reporting every sampled token (with its final text, if any,
+    /// and its log-probabilities when asked). `on_event` returning `false`, or `cancelled`
+    /// returning `true` (asked between prompt batches and before each token), stops generation
+    /// with [`Finish::Cancelled`].
+    pub fn generate_events(
+        &mut self,
+        prompt: &[u32],
+        params: &GenerateParams,
+        cancelled: &dyn Fn() -> bool,
+        mut on_event: impl FnMut(&TokenEvent) -> bool,
     ) -> Result<Generation, EngineError> {
         if prompt.is_empty() {
             return Err(EngineError::EmptyPrompt);
@@ -182,7 +275,18 @@ impl<'e, B: Backend> Session<'e, B> {
         }
         let e = self.engine;
         let t0 = Instant::now();
-        let mut logits = self.eval(prompt, Logits::Last)?.pop().unwrap_or_default();
+        let cancelled_gen = |prompt_time| Generation {
+            text: String::new(),
+            tokens: Vec::new(),
+            finish: Finish::Cancelled,
+            prompt_tokens: prompt.len(),
+            prompt_time,
+            gen_time: Duration::ZERO,
+        };
+        let Some(mut last) = self.eval_until(prompt, Logits::Last, cancelled)? else {
+            return Ok(cancelled_gen(t0.elapsed()));
+        };
+        let mut logits = last.pop().unwrap_or_default();
         let prompt_time = t0.elapsed();
         let t1 = Instant::now();
         let mut sampler = Sampler::new(params.sampler.clone());
@@ -193,6 +297,16 @@ impl<'e, B: Backend> Session<'e, B> {
         let mut finish = Finish::Length;
         let mut history: Vec<u32> = self.tokens.clone();
         while generated.len() < params.max_tokens {
+            if cancelled() {
+                finish = Finish::Cancelled;
+                break;
+            }
+            let logprobs = params.logprobs.map(|_| log_softmax(&logits));
+            for &(id, bias) in &params.logit_bias {
+                if let Some(l) = logits.get_mut(id as usize) {
+                    *l += bias;
+                }
+            }
             let id = sampler.sample(&mut logits, &history);
             if !params.ignore_eos && e.tokenizer.is_eog(id) {
                 finish = Finish::Stop;
@@ -202,12 +316,18 @@ impl<'e, B: Backend> Session<'e, B> {
             history.push(id);
             let piece = decoder.push(id)?;
             let (ready, hit) = stops.push(&piece);
-            if !ready.is_empty() {
-                text.push_str(&ready);
-                if !on_text(&ready) {
-                    finish = Finish::Cancelled;
-                    break;
-                }
+            text.push_str(&ready);
+            let event = TokenEvent {
+                token: Some(id),
+                text: &ready,
+                logprobs: logprobs.map(|lp| TokenLogprobs {
+                    logprob: lp[id as usize],
+                    top: top_n(&lp, params.logprobs.unwrap_or(0)),
+                }),
+            };
+            if !on_event(&event) {
+                finish = Finish::Cancelled;
+                break;
             }
             if hit {
                 finish = Finish::Stop;
@@ -219,11 +339,15 @@ impl<'e, B: Backend> Session<'e, B> {
             }
             logits = self.eval(&[id], Logits::Last)?.pop().unwrap_or_default();
         }
-        if finish != Finish::Stop || !stops.hit {
+        if finish != Finish::Cancelled && !stops.hit {
             let tail = stops.finish(&decoder.finish());
-            if !tail.is_empty() && finish != Finish::Cancelled {
+            if !tail.is_empty() {
                 text.push_str(&tail);
-                on_text(&tail);
+                on_event(&TokenEvent {
+                    token: None,
+                    text: &tail,
+                    logprobs: None,
+                });
             }
         }
         Ok(Generation {
@@ -235,6 +359,31 @@ impl<'e, B: Backend> Session<'e, B> {
             gen_time: t1.elapsed(),
         })
     }
+}
+
+/// Natural-log probabilities of every token.
+fn log_softmax(logits: &[f32]) -> Vec<f32> {
+    let max = logits.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let z: f64 = logits.iter().map(|&l| ((l - max) as f64).exp()).sum();
+    let lz = max + z.ln() as f32;
+    logits.iter().map(|&l| l - lz).collect()
+}
+
+/// The `n` largest entries, largest first (ties by lower id).
+fn top_n(lp: &[f32], n: usize) -> Vec<(u32, f32)> {
+    let mut best: Vec<(u32, f32)> = Vec::with_capacity(n + 1);
+    if n == 0 {
+        return best;
+    }
+    for (i, &v) in lp.iter().enumerate() {
+        if best.len() == n && v <= best[n - 1].1 {
+            continue;
+        }
+        let at = best.partition_point(|&(_, b)| b >= v);
+        best.insert(at, (i as u32, v));
+        best.truncate(n);
+    }
+    best
 }
 
 /// Holds back text that could be the start of a stop string, and reports a hit.

@@ -195,6 +195,18 @@ impl Tokenizer {
         self.vocab.id(text)
     }
 
+    /// A rendered chat prompt → ids: special-token text is parsed and BOS added where the
+    /// vocabulary asks for it, once, even when the template already wrote the BOS text.
+    pub fn encode_chat(&self, rendered: &str) -> Vec<u32> {
+        let mut ids = self.encode(rendered, true, true);
+        if let Some(bos) = self.bos() {
+            if ids.len() >= 2 && ids[0] == bos && ids[1] == bos {
+                ids.remove(0);
+            }
+        }
+        ids
+    }
+
     /// Text → ids. `add_special` adds BOS/EOS where the vocabulary asks for them;
     /// `parse_special` lets control tokens written in the text (`<|im_start|>`) become tokens.
     pub fn encode(&self, text: &str, add_special: bool, parse_special: bool) -> Vec<u32> {

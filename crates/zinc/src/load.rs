@@ -54,9 +54,14 @@ pub fn cpu_backend(args: &ModelArgs) -> Result<CpuBackend> {
 /// Loads model and tokenizer; reports the load time on stderr. The mapped file comes back too,
 /// for callers that need more of its metadata (chat template, sizes).
 pub fn engine(args: &ModelArgs) -> Result<(Engine<CpuBackend>, Arc<GgufModel>)> {
+    let file = open_file(&args.model)?;
+    Ok((engine_from(args, file.clone())?, file))
+}
+
+/// Builds the engine for an already-opened model file.
+pub fn engine_from(args: &ModelArgs, file: Arc<GgufModel>) -> Result<Engine<CpuBackend>> {
     let t0 = Instant::now();
     let b = cpu_backend(args)?;
-    let file = open_file(&args.model)?;
     let tokenizer = Tokenizer::from_metadata(file.metadata())
         .with_context(|| format!("{}: cannot build the tokenizer", args.model.display()))?;
     let model = zinc_models::load(&b, file.clone())
@@ -69,5 +74,5 @@ pub fn engine(args: &ModelArgs) -> Result<(Engine<CpuBackend>, Arc<GgufModel>)> 
         b.name(),
         t0.elapsed().as_secs_f64()
     );
-    Ok((Engine::new(b, model, tokenizer), file))
+    Ok(Engine::new(b, model, tokenizer))
 }

@@ -5,6 +5,7 @@ mod inspect;
 mod load;
 mod perplexity;
 mod run;
+mod serve;
 mod tokenize;
 
 use std::process::ExitCode;
@@ -34,6 +35,10 @@ enum Command {
     Perplexity(perplexity::PerplexityArgs),
     /// Prompt and generation speed, like llama-bench.
     Bench(bench::BenchArgs),
+    /// Serve an OpenAI-compatible API and the chat UI over HTTP.
+    Serve(serve::ServeArgs),
+    /// `serve`, then open the chat UI in the browser.
+    Chat(serve::ChatArgs),
     /// Turn text into token ids with a model's tokenizer.
     Tokenize(tokenize::TokenizeArgs),
     /// Render a conversation with a model's chat template.
@@ -48,6 +53,8 @@ fn main() -> ExitCode {
         Command::Logits(args) => run::logits(&args),
         Command::Perplexity(args) => perplexity::perplexity(&args),
         Command::Bench(args) => bench::bench(&args),
+        Command::Serve(args) => serve::serve(&args),
+        Command::Chat(args) => serve::chat(&args),
         Command::Tokenize(args) => tokenize::tokenize(&args),
         Command::Template(args) => tokenize::template(&args),
     };

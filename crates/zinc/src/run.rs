@@ -95,13 +95,12 @@ pub fn run(args: &RunArgs) -> Result<()> {
     } else {
         args.prompt.clone()
     };
-    let mut prompt = tok.encode(&prompt_text, true, args.chat || !args.no_special);
-    // A template that writes the BOS text itself, plus the tokenizer's BOS: keep one.
-    if let Some(bos) = tok.bos() {
-        if prompt.len() >= 2 && prompt[0] == bos && prompt[1] == bos {
-            prompt.remove(0);
-        }
-    }
+    // Special-token text is parsed (and a doubled BOS dropped) unless --no-special.
+    let prompt = if args.chat || !args.no_special {
+        tok.encode_chat(&prompt_text)
+    } else {
+        tok.encode(&prompt_text, true, false)
+    };
     if prompt.is_empty() {
         bail!("the prompt is empty");
     }
@@ -123,6 +122,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         },
         stop: args.stop.clone(),
         ignore_eos: args.ignore_eos,
+        ..Default::default()
     };
     let interrupted = Arc::new(AtomicBool::new(false));
     {
