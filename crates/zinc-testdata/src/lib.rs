@@ -29,11 +29,17 @@ impl TestModel {
 }
 
 /// The repository root (where `scripts/` lives).
+/// `cargo test` sets CARGO_MANIFEST_DIR at run time to the tested crate (every crate sits two
+/// levels down); that wins over the path compiled in, which goes stale when a target directory
+/// is shared between clones.
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repository root")
+    let runtime = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    runtime
+        .into_iter()
+        .chain([PathBuf::from(env!("CARGO_MANIFEST_DIR"))])
+        .filter_map(|dir| dir.join("../..").canonicalize().ok())
+        .find(|root| root.join("scripts").is_dir())
+        .expect("repository root (a folder with scripts/ two levels above the crate)")
 }
 
 static FETCH: Mutex<()> = Mutex::new(());
