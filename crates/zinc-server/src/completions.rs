@@ -104,26 +104,7 @@ pub(crate) async fn chat(
             Some("top_logprobs"),
         ));
     }
-    let template = s
-        .model
-        .template
-        .as_ref()
-        .map_err(|why| ApiError::invalid(why.clone(), Some("messages")))?;
-    let messages = normalize_messages(&req.messages)?;
-    let mut opts = RenderOptions {
-        add_generation_prompt: true,
-        extra: req.chat_template_kwargs.clone().unwrap_or_default(),
-        ..Default::default()
-    };
-    opts.enable_thinking = req
-        .enable_thinking
-        .or_else(|| opts.extra.get("enable_thinking").and_then(Value::as_bool));
-    let rendered = template.render_json(&messages, &opts).map_err(|e| {
-        ApiError::invalid(
-            format!("The chat template refused the conversation: {e}"),
-            Some("messages"),
-        )
-    })?;
+    let rendered = render_chat(&s, &req)?;
     let prompt = s.model.tokenizer.encode_chat(&rendered);
     let max = req.max_completion_tokens.or(req.max_tokens);
     let params = generate_params(&s, &req.sampling, max, None, prompt.len())?;
@@ -223,6 +204,44 @@ pub(crate) async fn completion(
         thinking_open: false,
     };
     run(s, prepared).await
+}
+
+/// The conversation rendered by the chat template, with `chat_template_kwargs` and
+/// `enable_thinking` passed through.
+fn render_chat(s: &Shared, req: &ChatRequest) -> Result<String, ApiError> {
+    let template = s
+        .model
+        .template
+        .as_ref()
+        .map_err(|why| ApiError::invalid(why.clone(), Some("messages")))?;
+    let messages = normalize_messages(&req.messages)?;
+    let mut opts = RenderOptions {
+        add_generation_prompt: true,
+        extra: req.chat_template_kwargs.clone().unwrap_or_default(),
+        ..Default::default()
+    };
+    opts.enable_thinking = req
+        .enable_thinking
+        .or_else(|| opts.extra.get("enable_thinking").and_then(Value::as_bool));
+    let rendered = template.render_json(&messages, &opts).map_err(|e| {
+        ApiError::invalid(
+            format!("The chat template refused the conversation: {e}"),
+            Some("messages"),
+        )
+    })?;
+    Ok(rendered)
+}
+
+/// `POST /apply-template`: the prompt a chat request turns into (llama.cpp's endpoint of the
+/// same name), for checking what the model actually sees.
+pub(crate) async fn apply_template(
+    State(s): State<Shared>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let body = body_bytes(body, s.cfg.max_body)?;
+    let req: ChatRequest = parse_body(&body, Some(CHAT_FIELDS))?;
+    let prompt = render_chat(&s, &req)?;
+    Ok(Json(serde_json::json!({ "prompt": prompt })).into_response())
 }
 
 fn check_model(s: &Shared, model: Option<&str>) -> Result<(), ApiError> {

@@ -88,6 +88,7 @@ fn router(state: Shared) -> Router {
         .route("/v1/completions", post(completions::completion))
         .route("/tokenize", post(tokenize))
         .route("/detokenize", post(detokenize))
+        .route("/apply-template", post(completions::apply_template))
         .route("/metrics", get(metrics))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_key));
     Router::new()
@@ -212,7 +213,7 @@ async fn count_rejections(State(s): State<Shared>, req: Request, next: Next) -> 
 async fn not_found() -> ApiError {
     ApiError::status(
         StatusCode::NOT_FOUND,
-        "No such endpoint; this server has /v1/chat/completions, /v1/completions, /v1/models, /tokenize, /detokenize, /health, /metrics and the chat UI at /",
+        "No such endpoint; this server has /v1/chat/completions, /v1/completions, /v1/models, /tokenize, /detokenize, /apply-template, /health, /metrics and the chat UI at /",
     )
 }
 

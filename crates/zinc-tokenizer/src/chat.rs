@@ -19,6 +19,8 @@ pub enum TemplateSource {
     Gguf,
     /// The GGUF has none; this family's known format was chosen by architecture.
     Fallback(&'static str),
+    /// Given by the user (`--chat-template-file`), overriding the model's.
+    User,
 }
 
 /// One message for the convenience API (`role`, text `content`). Richer messages (content parts,

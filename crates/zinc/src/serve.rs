@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use zinc_server::{Metrics, ServedModel, ServerConfig, Worker};
-use zinc_tokenizer::{ChatTemplate, Tokenizer};
+use zinc_tokenizer::{ChatTemplate, TemplateSource, Tokenizer};
 
 use crate::load::{self, ModelArgs};
 use crate::run::default_ctx;
@@ -33,6 +33,9 @@ pub struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub max_body: usize,
+    /// A Jinja chat template to use instead of the model's.
+    #[arg(long)]
+    pub chat_template_file: Option<std::path::PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -79,7 +82,7 @@ pub fn chat(args: &ChatArgs) -> Result<()> {
             addr.ip().to_string()
         };
         let url = format!("http://{host}:{}/", addr.port());
-        eprintln!("zinc: listening on http://{addr}; chat at {url}");
+        eprintln!("zinc: listening on http://{addr} (chat UI at {url})");
         if open {
             if let Err(e) = open_browser(&url) {
                 eprintln!("zinc: cannot open a browser ({e}); open {url} yourself");
@@ -110,13 +113,35 @@ fn start(args: &ServeArgs, on_listening: impl FnOnce(SocketAddr)) -> Result<()> 
     let md = file.metadata();
     let tokenizer = Tokenizer::from_metadata(md)
         .with_context(|| format!("{}: cannot build the tokenizer", args.model.model.display()))?;
-    let template = ChatTemplate::from_metadata(md, &tokenizer).map_err(|e| e.to_string());
+    let (template, template_text) = match &args.chat_template_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the chat template {}", path.display()))?;
+            let token = |id: Option<u32>| {
+                id.and_then(|i| tokenizer.token_text(i))
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let t = ChatTemplate::new(
+                &text,
+                TemplateSource::User,
+                token(tokenizer.bos()),
+                token(tokenizer.eos()),
+            )
+            .with_context(|| format!("{}: not a usable chat template", path.display()))?;
+            (Ok(t), Some(text))
+        }
+        None => (
+            ChatTemplate::from_metadata(md, &tokenizer).map_err(|e| e.to_string()),
+            md.opt_str("tokenizer.chat_template")
+                .ok()
+                .flatten()
+                .map(str::to_string),
+        ),
+    };
+    // Output is split into reasoning and answer when the model can think at all.
     let thinking = tokenizer.token_id("<think>").is_some()
-        || md
-            .opt_str("tokenizer.chat_template")
-            .ok()
-            .flatten()
-            .is_some_and(|t| t.contains("<think>"));
+        || template_text.is_some_and(|t| t.contains("<think>"));
     let metrics = Arc::new(Metrics::default());
     let margs = args.model.clone();
     let ctx = args.ctx;

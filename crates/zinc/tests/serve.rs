@@ -25,12 +25,17 @@ struct Server {
 
 impl Server {
     fn start(extra: &[&str]) -> Server {
+        Self::start_with("serve", extra, &[])
+    }
+
+    fn start_with(command: &str, extra: &[&str], env: &[(&str, String)]) -> Server {
         let m = model(TestModel::Qwen2);
         let mut child = Command::new(env!("CARGO_BIN_EXE_zinc"))
-            .args(["serve", "-m"])
+            .args([command, "-m"])
             .arg(&m)
             .args(["--port", "0", "--api-key", API_KEY, "-c", "2048"])
             .args(extra)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stderr(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
@@ -120,7 +125,9 @@ impl Drop for Server {
 fn artifacts() -> PathBuf {
     let dir = std::env::var_os("ZINC_ARTIFACTS")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/zinc/artifacts")))
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/zinc/artifacts"))
+        })
         .unwrap_or_else(std::env::temp_dir);
     std::fs::create_dir_all(&dir).expect("artifact folder");
     dir
@@ -132,7 +139,7 @@ fn openai_python_client() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let py = zinc_testdata::python();
     let ok = Command::new(&py)
-        .args(["-c", "import openai, pytest, httpx"])
+        .args(["-c", "import openai, pytest"])
         .status()
         .map(|s| s.success())
         .unwrap_or(false);
@@ -260,7 +267,12 @@ fn hostile_requests_get_4xx_and_the_server_lives_on() {
         );
         let v: serde_json::Value = serde_json::from_str(&resp)
             .unwrap_or_else(|e| panic!("{path}: error body is not JSON ({e}): {resp}"));
-        assert!(v["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{resp}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{resp}"
+        );
         assert!(v["error"]["type"].is_string(), "{resp}");
     }
     // Wrong method, wrong key, broken HTTP.
@@ -274,7 +286,8 @@ fn hostile_requests_get_4xx_and_the_server_lives_on() {
     assert!((400..500).contains(&status), "{status}");
 
     // Random mutations of a valid request: never a 5xx, never a dead server.
-    let valid = br#"{"messages":[{"role":"user","content":"Say hi"}],"max_tokens":1,"temperature":0}"#;
+    let valid =
+        br#"{"messages":[{"role":"user","content":"Say hi"}],"max_tokens":1,"temperature":0}"#;
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     for _ in 0..150 {
         let mut body = valid.to_vec();
@@ -285,7 +298,10 @@ fn hostile_requests_get_4xx_and_the_server_lives_on() {
                 1 => {
                     body.remove(at);
                 }
-                _ => body.insert(at, b"{}[]\",:0e-9\\\xc3"[rng.gen_range(0..15)]),
+                _ => {
+                    let junk = b"{}[]\",:0e-9\\\xc3";
+                    body.insert(at, junk[rng.gen_range(0..junk.len())])
+                }
             }
         }
         let (status, resp) = server.post(chat, &body);
@@ -300,4 +316,133 @@ fn hostile_requests_get_4xx_and_the_server_lives_on() {
     let (status, body) = server.post(chat, valid);
     assert_eq!(status, 200, "{body}");
     assert!(!server.log().contains("panicked"), "{}", server.log());
+}
+
+/// ChatML with a thinking switch, as Qwen3's template has: `enable_thinking` opens a `<think>`
+/// block in the generation prompt, and earlier reasoning is shown to the model.
+const THINKING_TEMPLATE: &str = "{% for m in messages %}<|im_start|>{{ m.role }}\n\
+{% if m.reasoning_content %}<think>{{ m.reasoning_content }}</think>\n{% endif %}\
+{{ m.content }}<|im_end|>\n{% endfor %}\
+{% if add_generation_prompt %}<|im_start|>assistant\n{% if enable_thinking %}<think>\n{% endif %}{% endif %}";
+
+/// Template variables pass through; text inside `<think>` comes back as `reasoning_content`.
+#[test]
+fn thinking_output_is_split_into_reasoning_content() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let tpl = dir.path().join("thinking.jinja");
+    std::fs::write(&tpl, THINKING_TEMPLATE).unwrap();
+    let server = Server::start(&["--chat-template-file", tpl.to_str().unwrap()]);
+    let json = |body: &str| -> serde_json::Value { serde_json::from_str(body).expect(body) };
+
+    let (status, body) = server.post(
+        "/apply-template",
+        br#"{"messages":[{"role":"user","content":"2+2?"},{"role":"assistant","content":"4","reasoning":"add them"},{"role":"user","content":"3+3?"}],"chat_template_kwargs":{"enable_thinking":true}}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    let prompt = json(&body)["prompt"].as_str().unwrap().to_string();
+    assert!(prompt.contains("<think>add them</think>\n4"), "{prompt:?}");
+    assert!(
+        prompt.ends_with("<|im_start|>assistant\n<think>\n"),
+        "{prompt:?}"
+    );
+
+    let ask = |thinking: bool, stream: bool| {
+        let body = format!(
+            r#"{{"messages":[{{"role":"user","content":"What is 2+2?"}}],"temperature":0,"max_tokens":6,"stream":{stream},"chat_template_kwargs":{{"enable_thinking":{thinking}}}}}"#
+        );
+        server.post("/v1/chat/completions", body.as_bytes())
+    };
+    let (status, body) = ask(true, false);
+    assert_eq!(status, 200, "{body}");
+    let msg = &json(&body)["choices"][0]["message"];
+    assert!(
+        msg["reasoning_content"]
+            .as_str()
+            .is_some_and(|r| !r.is_empty()),
+        "{body}"
+    );
+    assert_eq!(msg["content"], "", "{body}");
+
+    let (status, body) = ask(false, false);
+    assert_eq!(status, 200, "{body}");
+    let msg = &json(&body)["choices"][0]["message"];
+    assert!(msg.get("reasoning_content").is_none(), "{body}");
+    assert!(
+        msg["content"].as_str().is_some_and(|c| !c.is_empty()),
+        "{body}"
+    );
+
+    let (status, body) = ask(true, true);
+    assert_eq!(status, 200, "{body}");
+    let deltas: Vec<serde_json::Value> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter(|d| *d != "[DONE]")
+        .map(|d| json(d)["choices"][0]["delta"].clone())
+        .collect();
+    let reasoning: String = deltas
+        .iter()
+        .filter_map(|d| d["reasoning_content"].as_str())
+        .collect();
+    assert_eq!(
+        reasoning,
+        msg_text(&server, true),
+        "streamed reasoning equals the non-streamed"
+    );
+    assert!(
+        deltas
+            .iter()
+            .all(|d| d["content"].as_str().unwrap_or("").is_empty()),
+        "{body}"
+    );
+}
+
+/// The non-streamed reasoning of the greedy thinking request above.
+fn msg_text(server: &Server, thinking: bool) -> String {
+    let body = format!(
+        r#"{{"messages":[{{"role":"user","content":"What is 2+2?"}}],"temperature":0,"max_tokens":6,"chat_template_kwargs":{{"enable_thinking":{thinking}}}}}"#
+    );
+    let (_, resp) = server.post("/v1/chat/completions", body.as_bytes());
+    let v: serde_json::Value = serde_json::from_str(&resp).expect("JSON");
+    v["choices"][0]["message"]["reasoning_content"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+/// `zinc chat` serves, then opens the UI's address with the desktop's opener.
+#[cfg(target_os = "linux")]
+#[test]
+fn zinc_chat_opens_the_browser() {
+    use std::os::unix::fs::PermissionsExt;
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let opened = dir.path().join("opened.txt");
+    let opener = dir.path().join("xdg-open");
+    std::fs::write(
+        &opener,
+        format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        dir.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let server = Server::start_with("chat", &[], &[("PATH", path)]);
+    let mut url = String::new();
+    for _ in 0..100 {
+        url = std::fs::read_to_string(&opened).unwrap_or_default();
+        if !url.is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let port = server.addr.rsplit(':').next().unwrap();
+    assert_eq!(url.trim(), format!("http://127.0.0.1:{port}/"));
+    let (status, body) = server.raw(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    assert_eq!(status, 200);
+    assert!(body.contains("<html"), "{body}");
 }
