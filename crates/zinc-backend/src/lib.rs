@@ -10,6 +10,7 @@
 //! f64, RoPE angles stepped in f32, the f16 GELU table, Q rounded to f16 against the f16 KV
 //! cache), so greedy outputs can be compared token for token.
 
+pub mod conformance;
 pub mod cpu;
 
 use zinc_gguf::{GgmlType, GgufModel};

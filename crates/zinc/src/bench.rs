@@ -75,6 +75,14 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
         bail!("-r must be at least 1");
     }
     let (engine, file) = load::engine(&args.model)?;
+    crate::with_engine!(engine, e => bench_with(args, e, &file))
+}
+
+fn bench_with<B: Backend>(
+    args: &BenchArgs,
+    engine: zinc_engine::Engine<B>,
+    file: &zinc_gguf::GgufModel,
+) -> Result<()> {
     let hp = engine.model.hparams().clone();
     let n_ctx = args.depth + args.n_prompt.max(args.n_gen) + 1;
     let mut rng = rand::rngs::StdRng::seed_from_u64(42);

@@ -1,15 +1,19 @@
 //! Loading a model for the commands that run one: the file, the backend, the tokenizer.
+//!
+//! The backend is chosen at run time (`--backend cpu|vulkan|auto`); commands are written once,
+//! generic over `Backend`, and [`with_engine!`] picks the instantiation.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use zinc_backend::cpu::CpuBackend;
 use zinc_backend::Backend;
 use zinc_engine::Engine;
 use zinc_gguf::GgufModel;
 use zinc_tokenizer::Tokenizer;
+use zinc_vulkan::{DeviceKind, VulkanBackend, VulkanOptions};
 
 /// Options every model-running command shares.
 #[derive(clap::Args, Clone, Debug)]
@@ -17,12 +21,43 @@ pub struct ModelArgs {
     /// The GGUF model (any shard of a split model).
     #[arg(short, long)]
     pub model: PathBuf,
-    /// Worker threads (default: all cores).
+    /// Worker threads of the CPU backend (default: all cores).
     #[arg(short = 't', long)]
     pub threads: Option<usize>,
-    /// Backend to run on. Only `cpu` exists in this build.
-    #[arg(long, default_value = "cpu")]
+    /// Backend: `cpu`, `vulkan`, or `auto` (a Vulkan GPU when there is one, else the CPU).
+    #[arg(long, default_value = "auto")]
     pub backend: String,
+    /// Vulkan device index (see `zinc check`); default: the best one.
+    #[arg(long)]
+    pub device: Option<usize>,
+    /// Run Vulkan with the Khronos validation layer (slow; for debugging).
+    #[arg(long, hide = true)]
+    pub vulkan_validation: bool,
+}
+
+/// The backend a command runs on, resolved from `--backend`.
+pub enum BackendChoice {
+    Cpu,
+    Vulkan(VulkanOptions),
+}
+
+/// An engine on whichever backend was chosen (one per process: its size does not matter).
+#[allow(clippy::large_enum_variant)]
+pub enum AnyEngine {
+    Cpu(Engine<CpuBackend>),
+    Vulkan(Engine<VulkanBackend>),
+}
+
+/// Runs `$body` with `$e` bound to the engine, whatever its backend (the one place that knows
+/// the list of backends).
+#[macro_export]
+macro_rules! with_engine {
+    ($any:expr, $e:ident => $body:expr) => {
+        match $any {
+            $crate::load::AnyEngine::Cpu($e) => $body,
+            $crate::load::AnyEngine::Vulkan($e) => $body,
+        }
+    };
 }
 
 /// Sets the size of the worker pool once, before any work runs.
@@ -40,28 +75,43 @@ pub fn open_file(path: &PathBuf) -> Result<Arc<GgufModel>> {
     Ok(Arc::new(GgufModel::open(path)?))
 }
 
-pub fn cpu_backend(args: &ModelArgs) -> Result<CpuBackend> {
+/// Resolves `--backend`: `auto` takes Vulkan when a usable GPU is present (a software device
+/// such as lavapipe is slower than the CPU backend) and says why when it does not.
+pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
+    let vk = VulkanOptions {
+        device: args.device,
+        validation: args.vulkan_validation,
+        threads_per_row: None,
+    };
     match args.backend.as_str() {
-        "cpu" | "auto" => {}
-        other => {
-            anyhow::bail!("backend {other:?} is not available in this build (available: cpu, auto)")
+        "cpu" => Ok(BackendChoice::Cpu),
+        "vulkan" => Ok(BackendChoice::Vulkan(vk)),
+        "auto" => {
+            if args.device.is_some() {
+                return Ok(BackendChoice::Vulkan(vk));
+            }
+            match zinc_vulkan::list_devices() {
+                Ok((devices, Some(i))) if devices[i].kind != DeviceKind::Cpu => {
+                    Ok(BackendChoice::Vulkan(vk))
+                }
+                Ok(_) => Ok(BackendChoice::Cpu),
+                Err(e) => {
+                    eprintln!("zinc: Vulkan is not available ({e}); running on the CPU");
+                    Ok(BackendChoice::Cpu)
+                }
+            }
         }
+        other => bail!("unknown backend {other:?} (choose cpu, vulkan or auto)"),
     }
-    init_threads(args.threads)?;
-    Ok(CpuBackend::new())
 }
 
-/// Loads model and tokenizer; reports the load time on stderr. The mapped file comes back too,
-/// for callers that need more of its metadata (chat template, sizes).
-pub fn engine(args: &ModelArgs) -> Result<(Engine<CpuBackend>, Arc<GgufModel>)> {
-    let file = open_file(&args.model)?;
-    Ok((engine_from(args, file.clone())?, file))
-}
-
-/// Builds the engine for an already-opened model file.
-pub fn engine_from(args: &ModelArgs, file: Arc<GgufModel>) -> Result<Engine<CpuBackend>> {
+/// Builds the engine of an opened model on backend `b`; reports the load time on stderr.
+pub fn build<B: Backend + 'static>(
+    b: B,
+    args: &ModelArgs,
+    file: Arc<GgufModel>,
+) -> Result<Engine<B>> {
     let t0 = Instant::now();
-    let b = cpu_backend(args)?;
     let tokenizer = Tokenizer::from_metadata(file.metadata())
         .with_context(|| format!("{}: cannot build the tokenizer", args.model.display()))?;
     let model = zinc_models::load(&b, file.clone())
@@ -75,4 +125,28 @@ pub fn engine_from(args: &ModelArgs, file: Arc<GgufModel>) -> Result<Engine<CpuB
         t0.elapsed().as_secs_f64()
     );
     Ok(Engine::new(b, model, tokenizer))
+}
+
+pub fn cpu_backend(args: &ModelArgs) -> Result<CpuBackend> {
+    init_threads(args.threads)?;
+    Ok(CpuBackend::new())
+}
+
+pub fn vulkan_backend(opts: &VulkanOptions) -> Result<VulkanBackend> {
+    VulkanBackend::new(opts).context("cannot start the Vulkan backend")
+}
+
+/// Loads model and tokenizer on the chosen backend. The mapped file comes back too, for callers
+/// that need more of its metadata (chat template, sizes).
+pub fn engine(args: &ModelArgs) -> Result<(AnyEngine, Arc<GgufModel>)> {
+    let file = open_file(&args.model)?;
+    Ok((engine_from(args, file.clone())?, file))
+}
+
+/// Builds the engine for an already-opened model file.
+pub fn engine_from(args: &ModelArgs, file: Arc<GgufModel>) -> Result<AnyEngine> {
+    Ok(match choose(args)? {
+        BackendChoice::Cpu => AnyEngine::Cpu(build(cpu_backend(args)?, args, file)?),
+        BackendChoice::Vulkan(o) => AnyEngine::Vulkan(build(vulkan_backend(&o)?, args, file)?),
+    })
 }

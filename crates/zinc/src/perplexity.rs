@@ -48,6 +48,13 @@ pub fn perplexity(args: &PerplexityArgs) -> Result<()> {
 
 pub fn compute(args: &PerplexityArgs) -> Result<PplResult> {
     let (engine, _) = load::engine(&args.model)?;
+    crate::with_engine!(engine, e => compute_with(args, e))
+}
+
+fn compute_with<B: zinc_backend::Backend>(
+    args: &PerplexityArgs,
+    engine: zinc_engine::Engine<B>,
+) -> Result<PplResult> {
     let text = std::fs::read_to_string(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let tok = &engine.tokenizer;

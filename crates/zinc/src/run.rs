@@ -72,6 +72,14 @@ pub fn default_ctx(n_ctx_train: usize) -> usize {
 
 pub fn run(args: &RunArgs) -> Result<()> {
     let (engine, file) = load::engine(&args.model)?;
+    crate::with_engine!(engine, e => run_with(args, e, &file))
+}
+
+fn run_with<B: Backend>(
+    args: &RunArgs,
+    engine: zinc_engine::Engine<B>,
+    file: &zinc_gguf::GgufModel,
+) -> Result<()> {
     let tok = &engine.tokenizer;
     let prompt_text = if args.chat {
         let t = ChatTemplate::from_metadata(file.metadata(), tok)?;
@@ -185,8 +193,18 @@ struct LogitsReport {
 
 /// Runs without a tokenizer: only the token ids and the model are needed.
 pub fn logits(args: &LogitsArgs) -> Result<()> {
-    let b = load::cpu_backend(&args.model)?;
     let file = load::open_file(&args.model.model)?;
+    match load::choose(&args.model)? {
+        load::BackendChoice::Cpu => logits_with(args, load::cpu_backend(&args.model)?, file),
+        load::BackendChoice::Vulkan(o) => logits_with(args, load::vulkan_backend(&o)?, file),
+    }
+}
+
+fn logits_with<B: Backend + 'static>(
+    args: &LogitsArgs,
+    b: B,
+    file: std::sync::Arc<zinc_gguf::GgufModel>,
+) -> Result<()> {
     let model = zinc_models::load(&b, file)
         .with_context(|| format!("cannot load {}", args.model.model.display()))?;
     let n_vocab = model.hparams().n_vocab;

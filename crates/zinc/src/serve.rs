@@ -145,14 +145,28 @@ fn start(args: &ServeArgs, on_listening: impl FnOnce(SocketAddr)) -> Result<()> 
     let metrics = Arc::new(Metrics::default());
     let margs = args.model.clone();
     let ctx = args.ctx;
-    let (worker, info) = Worker::spawn(
-        move || {
-            let engine = load::engine_from(&margs, file).map_err(|e| format!("{e:#}"))?;
-            let n_ctx = ctx.unwrap_or_else(|| default_ctx(engine.model.hparams().n_ctx_train));
-            Ok((engine, n_ctx))
-        },
-        metrics.clone(),
-    )
+    let n_ctx = move |hp: &zinc_models::HParams| ctx.unwrap_or_else(|| default_ctx(hp.n_ctx_train));
+    // The engine is built on its own thread, on the chosen backend.
+    let (worker, info) = match load::choose(&args.model)? {
+        load::BackendChoice::Cpu => Worker::spawn(
+            move || {
+                let b = load::cpu_backend(&margs).map_err(|e| format!("{e:#}"))?;
+                let e = load::build(b, &margs, file).map_err(|e| format!("{e:#}"))?;
+                let n = n_ctx(e.model.hparams());
+                Ok((e, n))
+            },
+            metrics.clone(),
+        ),
+        load::BackendChoice::Vulkan(o) => Worker::spawn(
+            move || {
+                let b = load::vulkan_backend(&o).map_err(|e| format!("{e:#}"))?;
+                let e = load::build(b, &margs, file).map_err(|e| format!("{e:#}"))?;
+                let n = n_ctx(e.model.hparams());
+                Ok((e, n))
+            },
+            metrics.clone(),
+        ),
+    }
     .map_err(anyhow::Error::msg)?;
     let model = ServedModel {
         id: args

@@ -1,0 +1,710 @@
+//! The conformance suite: one body per op, run on any backend and compared with reference math
+//! (weights dequantized by `zinc_quant`, sums in f64). `cargo test` runs it on the CPU and on
+//! Vulkan (lavapipe in CI); `zinc selftest --backend vulkan` runs it from the release binary on
+//! a real GPU.
+//!
+//! Sizes are chosen to be awkward: rows that are not a multiple of any workgroup, odd head
+//! counts, token counts on both sides of the mat-vec/mat-mul switch, a 1-D grid past 65,535
+//! workgroups, contexts short and long enough for split-K attention.
+//!
+//! Bounds: a mat-mul output may differ from the exact value by `tol.matmul · ‖w_r‖·‖x_t‖`
+//! (f32 accumulation is well inside 1e-3; the CPU backend quantizes activations to 8 bits as
+//! llama.cpp does, which needs 1e-2 — see [`Tolerance::q8_activations`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use rand::{Rng, SeedableRng};
+use zinc_gguf::{GgmlType, GgufModel, GgufWriter};
+
+use crate::{AttnParams, Backend, GateUp, GatedAct, MoeWeights, RopeParams, RopeStyle};
+
+/// How far a backend may be from the reference, per kind of op.
+#[derive(Clone, Copy, Debug)]
+pub struct Tolerance {
+    /// Relative to `‖w_r‖·‖x_t‖`.
+    pub matmul: f64,
+    /// Relative to the largest |V| (attention outputs are convex mixes of V rows).
+    pub attention: f64,
+    /// Relative to `max(1, |ref|)` for element-wise math (exp, tanh, rsqrt, sin/cos).
+    pub elementwise: f64,
+}
+
+impl Tolerance {
+    /// Backends that multiply f32 activations by dequantized weights.
+    pub fn exact_f32() -> Tolerance {
+        Tolerance {
+            matmul: 1e-3,
+            attention: 1e-3,
+            elementwise: 1e-4,
+        }
+    }
+
+    /// The CPU backend: activations quantized to Q8 before integer dot products (block-wise
+    /// rounding of ≤ amax/254 per element, ≤ ~1e-2 of ‖w‖‖x‖ by Cauchy–Schwarz for Gaussian
+    /// rows), and Q rounded to f16 with f16 V accumulation in short attention (llama.cpp's CPU
+    /// flash attention).
+    pub fn q8_activations() -> Tolerance {
+        Tolerance {
+            matmul: 1e-2,
+            attention: 5e-3,
+            elementwise: 1e-4,
+        }
+    }
+}
+
+/// One case's outcome.
+#[derive(Clone, Debug)]
+pub struct CaseResult {
+    pub name: String,
+    /// The largest error as a fraction of its bound (≤ 1 passes).
+    pub worst: f64,
+    pub ok: bool,
+    pub detail: String,
+}
+
+/// The weight formats exercised.
+pub const FORMATS: &[GgmlType] = &[
+    GgmlType::F32,
+    GgmlType::F16,
+    GgmlType::BF16,
+    GgmlType::Q4_0,
+    GgmlType::Q4_1,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+    GgmlType::Q8_0,
+    GgmlType::Q2_K,
+    GgmlType::Q3_K,
+    GgmlType::Q4_K,
+    GgmlType::Q5_K,
+    GgmlType::Q6_K,
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+    GgmlType::MXFP4,
+];
+
+const MM_ROWS: usize = 37;
+const FOLD_ROWS: usize = 70_001;
+const N_EMBD: usize = 64;
+const N_FF: usize = 96;
+const N_EXPERT: usize = 8;
+
+fn mm_cols(ty: GgmlType) -> usize {
+    match ty.block_size() {
+        256 => 512,
+        32 => 160,
+        _ => 100,
+    }
+}
+
+fn randn(rng: &mut impl Rng, n: usize) -> Vec<f32> {
+    (0..n)
+        .map(|_| {
+            // Box–Muller: Gaussian values, so quantizers see realistic blocks.
+            let u: f64 = rng.gen_range(1e-9..1.0);
+            let v: f64 = rng.gen();
+            ((-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()) as f32
+        })
+        .collect()
+}
+
+/// The suite's weights, written once to a temporary GGUF and mapped.
+struct Fixture {
+    model: Arc<GgufModel>,
+    path: PathBuf,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn fixture(seed: u64) -> Result<Fixture, String> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let mut w = GgufWriter::new();
+    let e = |e: zinc_gguf::GgufError| e.to_string();
+    for &ty in FORMATS {
+        let cols = mm_cols(ty);
+        let v = randn(&mut rng, cols * MM_ROWS);
+        w.add_f32_tensor(
+            &format!("mm.{}", ty.name()),
+            ty,
+            &[cols as u64, MM_ROWS as u64],
+            &v,
+        )
+        .map_err(e)?;
+    }
+    let v = randn(&mut rng, 32 * FOLD_ROWS);
+    w.add_f32_tensor("fold", GgmlType::Q8_0, &[32, FOLD_ROWS as u64], &v)
+        .map_err(e)?;
+    for (name, n) in [("norm.row", 1000), ("norm.head", 32), ("bias", 100)] {
+        let v: Vec<f32> = randn(&mut rng, n).iter().map(|x| 1.0 + 0.3 * x).collect();
+        w.add_f32_tensor(name, GgmlType::F32, &[n as u64], &v)
+            .map_err(e)?;
+    }
+    let router = randn(&mut rng, N_EMBD * N_EXPERT);
+    w.add_f32_tensor(
+        "moe.router",
+        GgmlType::F32,
+        &[N_EMBD as u64, N_EXPERT as u64],
+        &router,
+    )
+    .map_err(e)?;
+    let e3 = |c: usize, r: usize| [c as u64, r as u64, N_EXPERT as u64];
+    for (name, ty, dims) in [
+        ("moe.gate", GgmlType::Q8_0, e3(N_EMBD, N_FF)),
+        ("moe.up", GgmlType::Q4_0, e3(N_EMBD, N_FF)),
+        ("moe.gate_up", GgmlType::Q8_0, e3(N_EMBD, 2 * N_FF)),
+        ("moe.down", GgmlType::Q8_0, e3(N_FF, N_EMBD)),
+    ] {
+        let n = dims.iter().product::<u64>() as usize;
+        let v: Vec<f32> = randn(&mut rng, n).iter().map(|x| x * 0.2).collect();
+        w.add_f32_tensor(name, ty, &dims, &v).map_err(e)?;
+    }
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "zinc-conformance-{}-{}.gguf",
+        std::process::id(),
+        COUNT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    ));
+    w.write_to(&path).map_err(e)?;
+    let model = GgufModel::open(&path).map_err(e)?;
+    Ok(Fixture {
+        model: Arc::new(model),
+        path,
+    })
+}
+
+fn dequant(model: &GgufModel, name: &str) -> Vec<f32> {
+    let t = model.tensor(name).expect("fixture tensor");
+    zinc_quant::dequantize_to_vec(t.info.ty, t.data, t.info.n_elements as usize)
+        .expect("fixture tensor decodes")
+}
+
+/// Compares `got` with `want` under per-element bounds; returns the worst error / bound.
+fn judge(name: String, got: &[f32], want: &[f64], bound: impl Fn(usize) -> f64) -> CaseResult {
+    if got.len() != want.len() {
+        return CaseResult {
+            name,
+            worst: f64::INFINITY,
+            ok: false,
+            detail: format!("{} values, expected {}", got.len(), want.len()),
+        };
+    }
+    let mut worst = 0.0f64;
+    let mut at = 0;
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let r = if g.is_finite() {
+            (g as f64 - w).abs() / bound(i).max(1e-30)
+        } else {
+            f64::INFINITY
+        };
+        if r > worst || r.is_nan() {
+            worst = if r.is_nan() { f64::INFINITY } else { r };
+            at = i;
+        }
+    }
+    let detail = if got.is_empty() {
+        String::new()
+    } else {
+        format!("worst at {at}: got {} want {:.6}", got[at], want[at])
+    };
+    CaseResult {
+        ok: worst <= 1.0,
+        name,
+        worst,
+        detail,
+    }
+}
+
+fn norm(v: &[f32]) -> f64 {
+    v.iter().map(|&x| (x as f64).powi(2)).sum::<f64>().sqrt()
+}
+
+fn matmul_ref(w: &[f32], rows: usize, cols: usize, x: &[f32], ntok: usize) -> Vec<f64> {
+    let mut out = vec![0.0; ntok * rows];
+    for t in 0..ntok {
+        for r in 0..rows {
+            out[t * rows + r] = (0..cols)
+                .map(|c| w[r * cols + c] as f64 * x[t * cols + c] as f64)
+                .sum();
+        }
+    }
+    out
+}
+
+fn f16_round(v: &[f32]) -> Vec<f32> {
+    v.iter().map(|&x| half::f16::from_f32(x).to_f32()).collect()
+}
+
+/// Runs every case (or those whose name contains `filter`) on `b`.
+pub fn run<B: Backend>(
+    b: &B,
+    tol: &Tolerance,
+    filter: Option<&str>,
+) -> Result<Vec<CaseResult>, String> {
+    let fx = fixture(0x5eed)?;
+    let m = &fx.model;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let mut out = Vec::new();
+    let want = |name: &str| filter.is_none_or(|f| name.contains(f));
+    let weight = |name: &str| b.weight(m, name).map_err(|e| e.to_string());
+
+    // Mat-mul / mat-vec for every format, 1, 3 and 37 tokens (both sides of the switch).
+    for &ty in FORMATS {
+        let name = format!("mm.{}", ty.name());
+        let cols = mm_cols(ty);
+        let wv = dequant(m, &name);
+        let w = weight(&name)?;
+        for ntok in [1usize, 3, 37] {
+            let case = format!(
+                "matmul {} rows={MM_ROWS} cols={cols} tokens={ntok}",
+                ty.name()
+            );
+            if !want(&case) {
+                continue;
+            }
+            let x = randn(&mut rng, ntok * cols);
+            let y = b.read(&b.matmul(&w, &b.tensor_from(&x, ntok, cols)));
+            let r = matmul_ref(&wv, MM_ROWS, cols, &x, ntok);
+            out.push(judge(case, &y, &r, |i| {
+                let (t, row) = (i / MM_ROWS, i % MM_ROWS);
+                tol.matmul
+                    * norm(&wv[row * cols..(row + 1) * cols])
+                    * norm(&x[t * cols..(t + 1) * cols])
+            }));
+        }
+        let case = format!("embed {}", ty.name());
+        if want(&case) {
+            let ids: Vec<u32> = (0..9).map(|_| rng.gen_range(0..MM_ROWS as u32)).collect();
+            let y = b.read(&b.embed(&w, &ids, 1.7));
+            let r: Vec<f64> = ids
+                .iter()
+                .flat_map(|&id| {
+                    wv[id as usize * cols..(id as usize + 1) * cols]
+                        .iter()
+                        .map(|&v| v as f64 * 1.7)
+                })
+                .collect();
+            out.push(judge(case, &y, &r, |i| 1e-6 * r[i].abs().max(1.0)));
+        }
+    }
+    if want("matvec fold") {
+        let wv = dequant(m, "fold");
+        let w = weight("fold")?;
+        let x = randn(&mut rng, 32);
+        let y = b.read(&b.matmul(&w, &b.tensor_from(&x, 1, 32)));
+        let r = matmul_ref(&wv, FOLD_ROWS, 32, &x, 1);
+        out.push(judge(
+            format!("matvec fold rows={FOLD_ROWS}"),
+            &y,
+            &r,
+            |i| tol.matmul * norm(&wv[i * 32..(i + 1) * 32]) * norm(&x),
+        ));
+    }
+
+    // RMSNorm over whole rows and per head.
+    for (wname, cols, rows) in [("norm.row", 1000usize, 3usize), ("norm.head", 96, 5)] {
+        let case = format!("rms_norm {wname} cols={cols} rows={rows}");
+        if !want(&case) {
+            continue;
+        }
+        let wv = dequant(m, wname);
+        let w = weight(wname)?;
+        let g = wv.len();
+        let x = randn(&mut rng, rows * cols);
+        let mut t = b.tensor_from(&x, rows, cols);
+        b.rms_norm(&mut t, &w, 1e-6);
+        let y = b.read(&t);
+        let r: Vec<f64> = x
+            .chunks(g)
+            .flat_map(|grp| {
+                let ms = grp.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / g as f64;
+                let s = 1.0 / (ms + 1e-6).sqrt();
+                grp.iter()
+                    .zip(&wv)
+                    .map(move |(&v, &wj)| v as f64 * s * wj as f64)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        out.push(judge(case, &y, &r, |i| {
+            tol.elementwise * r[i].abs().max(1.0)
+        }));
+    }
+
+    // RoPE: both pairings, partial rotation, linear scaling, positions up to 3000.
+    for (style, head_dim, n_rot, n_head) in [
+        (RopeStyle::Norm, 64usize, 64usize, 3usize),
+        (RopeStyle::Neox, 128, 96, 5),
+    ] {
+        let case = format!("rope {style:?} head_dim={head_dim} n_rot={n_rot} heads={n_head}");
+        if !want(&case) {
+            continue;
+        }
+        let rows = 4;
+        let cols = head_dim * n_head;
+        let x = randn(&mut rng, rows * cols);
+        let pos: Vec<u32> = vec![0, 1, 517, 2999];
+        let p = RopeParams {
+            style,
+            n_rot,
+            freq_base: 10000.0,
+            freq_scale: 0.5,
+        };
+        let mut t = b.tensor_from(&x, rows, cols);
+        b.rope(&mut t, head_dim, &pos, &p);
+        let y = b.read(&t);
+        let mut r: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+        for (t, &pt) in pos.iter().enumerate() {
+            for h in 0..n_head {
+                let base = t * cols + h * head_dim;
+                for i in 0..n_rot / 2 {
+                    let theta = pt as f64 * 0.5 * 10000f64.powf(-2.0 * i as f64 / n_rot as f64);
+                    let (a, bb) = match style {
+                        RopeStyle::Norm => (base + 2 * i, base + 2 * i + 1),
+                        RopeStyle::Neox => (base + i, base + i + n_rot / 2),
+                    };
+                    let (x0, x1) = (x[a] as f64, x[bb] as f64);
+                    r[a] = x0 * theta.cos() - x1 * theta.sin();
+                    r[bb] = x0 * theta.sin() + x1 * theta.cos();
+                }
+            }
+        }
+        // Angles near 3000 rad carry f32 rounding of ~2e-4 rad in any f32 implementation.
+        out.push(judge(case, &y, &r, |_| 1e-3));
+    }
+
+    // Element-wise ops, copies and gathers.
+    if want("elementwise") {
+        let (rows, cols) = (7usize, 100usize);
+        let x = randn(&mut rng, rows * cols);
+        let y2 = randn(&mut rng, rows * cols);
+        let xt = b.tensor_from(&x, rows, cols);
+        let yt = b.tensor_from(&y2, rows, cols);
+        let el = |v: &[f32]| v.iter().map(|&a| a as f64).collect::<Vec<f64>>();
+        let bnd = |r: &[f64]| {
+            let r = r.to_vec();
+            move |i: usize| tol.elementwise * r[i].abs().max(1.0)
+        };
+        let mut t = b.copy(&xt);
+        b.scale(&mut t, -2.5);
+        let r: Vec<f64> = x.iter().map(|&v| v as f64 * -2.5).collect();
+        out.push(judge("elementwise scale".into(), &b.read(&t), &r, bnd(&r)));
+        let mut t = b.copy(&xt);
+        b.add(&mut t, &yt);
+        let r: Vec<f64> = x
+            .iter()
+            .zip(&y2)
+            .map(|(&a, &c)| a as f64 + c as f64)
+            .collect();
+        out.push(judge("elementwise add".into(), &b.read(&t), &r, bnd(&r)));
+        let mut t = b.copy(&xt);
+        b.scale(&mut t, 40.0);
+        b.softcap(&mut t, 30.0);
+        let r: Vec<f64> = x
+            .iter()
+            .map(|&v| 30.0 * (v as f64 * 40.0 / 30.0).tanh())
+            .collect();
+        out.push(judge(
+            "elementwise softcap".into(),
+            &b.read(&t),
+            &r,
+            bnd(&r),
+        ));
+        let bias = weight("bias")?;
+        let bv = dequant(m, "bias");
+        let mut t = b.copy(&xt);
+        b.add_bias(&mut t, &bias);
+        let r: Vec<f64> = x
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| v as f64 + bv[i % cols] as f64)
+            .collect();
+        out.push(judge(
+            "elementwise add_bias".into(),
+            &b.read(&t),
+            &r,
+            bnd(&r),
+        ));
+        let mut big = b.copy(&xt);
+        b.scale(&mut big, 30.0); // saturating tails of silu and gelu
+        let bigv: Vec<f64> = x.iter().map(|&v| v as f64 * 30.0).collect();
+        for (act, f) in [
+            (
+                GatedAct::SwiGlu,
+                (|g: f64| g / (1.0 + (-g).exp())) as fn(f64) -> f64,
+            ),
+            (GatedAct::GeGlu, |g: f64| {
+                0.5 * g * (1.0 + (0.797_884_560_802_865_4 * (g + 0.044715 * g * g * g)).tanh())
+            }),
+        ] {
+            let o = b.read(&b.gated(&big, &yt, act));
+            let r: Vec<f64> = bigv
+                .iter()
+                .zip(&y2)
+                .map(|(&g, &u)| f(g) * u as f64)
+                .collect();
+            // The CPU's GELU comes from llama.cpp's f16 table: ~1e-3 relative.
+            let rel = if act == GatedAct::GeGlu {
+                2e-3
+            } else {
+                tol.elementwise
+            };
+            let rr = r.clone();
+            out.push(judge(format!("elementwise {act:?}"), &o, &r, move |i| {
+                rel * rr[i].abs().max(1.0)
+            }));
+        }
+        let parts = b.split_cols(&xt, &[13, 80, 7]);
+        let mut col0 = 0;
+        for (k, p) in parts.iter().enumerate() {
+            let wdt = b.shape(p).1;
+            let r: Vec<f64> = (0..rows)
+                .flat_map(|t| {
+                    x[t * cols + col0..t * cols + col0 + wdt]
+                        .iter()
+                        .map(|&v| v as f64)
+                })
+                .collect();
+            out.push(judge(
+                format!("split_cols part {k}"),
+                &b.read(p),
+                &r,
+                |_| 1e-30,
+            ));
+            col0 += wdt;
+        }
+        let sel = b.select_rows(&xt, &[6, 0, 3]);
+        let r: Vec<f64> = [6usize, 0, 3]
+            .iter()
+            .flat_map(|&t| el(&x[t * cols..(t + 1) * cols]))
+            .collect();
+        out.push(judge("select_rows".into(), &b.read(&sel), &r, |_| 1e-30));
+        let z = b.read(&b.tensor(3, 5));
+        out.push(judge("tensor zeroed".into(), &z, &[0.0; 15], |_| 1e-30));
+        let mut am = randn(&mut rng, 3 * 70_000);
+        am[2 * 70_000 + 69_999] = 100.0;
+        am[5] = 100.0;
+        am[70_000 + 123] = 50.0;
+        am[70_000 + 124] = 50.0; // a tie: the lower index wins
+        let got = b.argmax(&b.tensor_from(&am, 3, 70_000));
+        let ok = got == vec![5, 123, 69_999];
+        out.push(CaseResult {
+            name: "argmax".into(),
+            worst: if ok { 0.0 } else { f64::INFINITY },
+            ok,
+            detail: format!("got {got:?}, want [5, 123, 69999]"),
+        });
+    }
+
+    // Attention over the cache: GQA, odd head counts, windows, prompt batches and long contexts.
+    for (n_head, n_head_kv, head_dim, ctx, rows, window) in [
+        (6usize, 2usize, 64usize, 40usize, 1usize, None),
+        (5, 1, 256, 40, 19, None),
+        (4, 4, 64, 40, 9, Some(7usize)),
+        (8, 2, 128, 1500, 1, None),
+        (8, 2, 128, 1500, 1, Some(700)),
+        (3, 3, 32, 300, 70, None),
+    ] {
+        let case = format!(
+            "attention heads={n_head}/{n_head_kv} head_dim={head_dim} ctx={ctx} rows={rows} window={window:?}"
+        );
+        if !want(&case) {
+            continue;
+        }
+        let kv_dim = n_head_kv * head_dim;
+        let mut cache = b.kv_cache(ctx + 8, &[kv_dim, kv_dim]);
+        let layer = 1;
+        let k = randn(&mut rng, ctx * kv_dim);
+        let v = randn(&mut rng, ctx * kv_dim);
+        let positions: Vec<u32> = (0..ctx as u32).collect();
+        // The whole context in one store, except the query rows, stored in a second batch.
+        let first = ctx - rows;
+        let (kt0, vt0) = (
+            b.tensor_from(&k[..first * kv_dim], first, kv_dim),
+            b.tensor_from(&v[..first * kv_dim], first, kv_dim),
+        );
+        if first > 0 {
+            b.kv_store(&mut cache, layer, &kt0, &vt0, &positions[..first])
+                .map_err(|e| e.to_string())?;
+        }
+        let (kt1, vt1) = (
+            b.tensor_from(&k[first * kv_dim..], rows, kv_dim),
+            b.tensor_from(&v[first * kv_dim..], rows, kv_dim),
+        );
+        b.kv_store(&mut cache, layer, &kt1, &vt1, &positions[first..])
+            .map_err(|e| e.to_string())?;
+        let q = randn(&mut rng, rows * n_head * head_dim);
+        let p = AttnParams {
+            n_head,
+            n_head_kv,
+            head_dim,
+            scale: 1.0 / (head_dim as f32).sqrt(),
+            window,
+        };
+        let y = b.read(&b.attention(
+            &b.tensor_from(&q, rows, n_head * head_dim),
+            &cache,
+            layer,
+            &positions[first..],
+            &p,
+        ));
+        let (kh, vh) = (f16_round(&k), f16_round(&v));
+        let mut r = vec![0.0f64; rows * n_head * head_dim];
+        for t in 0..rows {
+            let pos = first + t;
+            let lo = window.map_or(0, |w| (pos + 1).saturating_sub(w));
+            for h in 0..n_head {
+                let kvh = h / (n_head / n_head_kv);
+                let qv = &q[(t * n_head + h) * head_dim..(t * n_head + h + 1) * head_dim];
+                let scores: Vec<f64> = (lo..=pos)
+                    .map(|j| {
+                        let kr =
+                            &kh[j * kv_dim + kvh * head_dim..j * kv_dim + (kvh + 1) * head_dim];
+                        p.scale as f64
+                            * qv.iter()
+                                .zip(kr)
+                                .map(|(&a, &c)| a as f64 * c as f64)
+                                .sum::<f64>()
+                    })
+                    .collect();
+                let mx = scores.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                let e: Vec<f64> = scores.iter().map(|s| (s - mx).exp()).collect();
+                let z: f64 = e.iter().sum();
+                for d in 0..head_dim {
+                    r[(t * n_head + h) * head_dim + d] = (lo..=pos)
+                        .zip(&e)
+                        .map(|(j, &w)| w / z * vh[j * kv_dim + kvh * head_dim + d] as f64)
+                        .sum();
+                }
+            }
+        }
+        let vmax = vh.iter().fold(0.0f64, |m, &x| m.max(x.abs() as f64));
+        out.push(judge(case, &y, &r, |_| tol.attention * vmax));
+    }
+
+    // Mixture of experts: separate and fused gate/up, per-expert scales, 1 and 5 tokens.
+    for (fused, scaled, ntok) in [
+        (false, false, 1usize),
+        (false, true, 5),
+        (true, true, 5),
+        (true, false, 1),
+    ] {
+        let case =
+            format!("moe_ffn fused={fused} scales={scaled} tokens={ntok} experts={N_EXPERT} k=3");
+        if !want(&case) {
+            continue;
+        }
+        let router = weight("moe.router")?;
+        let gate = weight("moe.gate")?;
+        let up = weight("moe.up")?;
+        let gu = weight("moe.gate_up")?;
+        let down = weight("moe.down")?;
+        let sc: [Vec<f32>; 3] = [
+            (0..N_EXPERT).map(|i| 0.5 + i as f32 * 0.1).collect(),
+            (0..N_EXPERT).map(|i| 1.5 - i as f32 * 0.1).collect(),
+            (0..N_EXPERT).map(|i| 0.8 + i as f32 * 0.05).collect(),
+        ];
+        let scales = if scaled {
+            [Some(&sc[0][..]), Some(&sc[1][..]), Some(&sc[2][..])]
+        } else {
+            [None, None, None]
+        };
+        let mw = MoeWeights {
+            router: &router,
+            gate_up: if fused {
+                GateUp::Fused(&gu)
+            } else {
+                GateUp::Separate {
+                    gate: &gate,
+                    up: &up,
+                }
+            },
+            down: &down,
+            scales,
+            k: 3,
+            renorm: true,
+            act: GatedAct::SwiGlu,
+        };
+        let x = randn(&mut rng, ntok * N_EMBD);
+        let y = b.read(&b.moe_ffn(&b.tensor_from(&x, ntok, N_EMBD), &mw));
+        let (rv, gv, uv, guv, dv) = (
+            dequant(m, "moe.router"),
+            dequant(m, "moe.gate"),
+            dequant(m, "moe.up"),
+            dequant(m, "moe.gate_up"),
+            dequant(m, "moe.down"),
+        );
+        let mut r = vec![0.0f64; ntok * N_EMBD];
+        for t in 0..ntok {
+            let xt = &x[t * N_EMBD..(t + 1) * N_EMBD];
+            let logits = matmul_ref(&rv, N_EXPERT, N_EMBD, xt, 1);
+            let mx = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            let pr: Vec<f64> = logits.iter().map(|l| (l - mx).exp()).collect();
+            let z: f64 = pr.iter().sum();
+            let mut order: Vec<usize> = (0..N_EXPERT).collect();
+            order.sort_by(|&a, &c| pr[c].total_cmp(&pr[a]).then(a.cmp(&c)));
+            let sel = &order[..3];
+            let wsum: f64 = sel.iter().map(|&e| pr[e] / z).sum();
+            for &e in sel {
+                let s = |k: usize| if scaled { sc[k][e] as f64 } else { 1.0 };
+                let (g, u) = if fused {
+                    let both = matmul_ref(
+                        &guv[e * 2 * N_FF * N_EMBD..(e + 1) * 2 * N_FF * N_EMBD],
+                        2 * N_FF,
+                        N_EMBD,
+                        xt,
+                        1,
+                    );
+                    (
+                        both[..N_FF].iter().map(|v| v * s(0)).collect::<Vec<_>>(),
+                        both[N_FF..].iter().map(|v| v * s(1)).collect::<Vec<_>>(),
+                    )
+                } else {
+                    (
+                        matmul_ref(
+                            &gv[e * N_FF * N_EMBD..(e + 1) * N_FF * N_EMBD],
+                            N_FF,
+                            N_EMBD,
+                            xt,
+                            1,
+                        )
+                        .iter()
+                        .map(|v| v * s(0))
+                        .collect(),
+                        matmul_ref(
+                            &uv[e * N_FF * N_EMBD..(e + 1) * N_FF * N_EMBD],
+                            N_FF,
+                            N_EMBD,
+                            xt,
+                            1,
+                        )
+                        .iter()
+                        .map(|v| v * s(1))
+                        .collect(),
+                    )
+                };
+                let a: Vec<f32> = g
+                    .iter()
+                    .zip(&u)
+                    .map(|(&g, &u)| (g / (1.0 + (-g).exp()) * u) as f32)
+                    .collect();
+                let d = matmul_ref(
+                    &dv[e * N_EMBD * N_FF..(e + 1) * N_EMBD * N_FF],
+                    N_EMBD,
+                    N_FF,
+                    &a,
+                    1,
+                );
+                for c in 0..N_EMBD {
+                    r[t * N_EMBD + c] += pr[e] / z / wsum * d[c] * s(2);
+                }
+            }
+        }
+        // Three chained projections: bound by the output's scale.
+        let rmax = r.iter().fold(0.0f64, |m, &v| m.max(v.abs()));
+        out.push(judge(case, &y, &r, |_| 5.0 * tol.matmul * rmax));
+    }
+    Ok(out)
+}

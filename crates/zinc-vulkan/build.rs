@@ -1,0 +1,108 @@
+//! Compiles every shader in `shaders/` to SPIR-V with glslang (no system tool), once per quant
+//! format for the per-format kernels, and writes `shaders.rs` listing them for `include_bytes!`.
+//!
+//! Preprocessing is ours: `#include "x.glsl"` lines are replaced by the file, and per-format
+//! variants get `#define TYPE_<FMT> 1` after `#version`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Kernels compiled once per weight format.
+const PER_FORMAT: &[&str] = &["matvec", "matmul", "get_rows", "moe_matvec"];
+const FORMATS: &[&str] = &[
+    "F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
+    "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4",
+];
+
+fn expand(dir: &Path, text: &str, depth: usize) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("#include") {
+            let name = rest.trim().trim_matches('"');
+            let path = dir.join(name);
+            let inc = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            assert!(depth < 8, "include loop at {name}");
+            out.push_str(&expand(dir, &inc, depth + 1));
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn compile(name: &str, source: &str) -> Vec<u32> {
+    use glslang::*;
+    let compiler = Compiler::acquire().expect("glslang compiler");
+    let options = CompilerOptions {
+        source_language: SourceLanguage::GLSL,
+        target: Target::Vulkan {
+            version: VulkanVersion::Vulkan1_2,
+            spirv_version: SpirvVersion::SPIRV1_5,
+        },
+        version_profile: None,
+        messages: ShaderMessage::DEFAULT,
+    };
+    let src = ShaderSource::from(source.to_string());
+    let input = ShaderInput::new(&src, ShaderStage::Compute, &options, None, None)
+        .unwrap_or_else(|e| panic!("shader {name}: {e}"));
+    let shader = compiler
+        .create_shader(input)
+        .unwrap_or_else(|e| panic!("shader {name}: {e}"));
+    shader
+        .compile()
+        .unwrap_or_else(|e| panic!("shader {name} does not compile:\n{e}"))
+}
+
+fn main() {
+    let dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("shaders");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    println!("cargo:rerun-if-changed=shaders");
+    let mut entries = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("shaders/")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "comp"))
+        .collect();
+    files.sort();
+    for path in files {
+        println!("cargo:rerun-if-changed={}", path.display());
+        let stem = path.file_stem().unwrap().to_string_lossy().to_string();
+        let text = expand(&dir, &std::fs::read_to_string(&path).unwrap(), 0);
+        let variants: Vec<(String, String)> = if PER_FORMAT.contains(&stem.as_str()) {
+            FORMATS
+                .iter()
+                .map(|f| {
+                    let src = text.replacen(
+                        "#version 450\n",
+                        &format!("#version 450\n#define TYPE_{f} 1\n"),
+                        1,
+                    );
+                    (format!("{stem}_{f}"), src)
+                })
+                .collect()
+        } else {
+            vec![(stem.clone(), text)]
+        };
+        for (name, src) in variants {
+            let words = compile(&name, &src);
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let file = out.join(format!("{name}.spv"));
+            std::fs::write(&file, bytes).unwrap();
+            entries.push((name, file));
+        }
+    }
+    let mut rs = String::from("/// Every compiled shader: (name, SPIR-V bytes).\npub static SHADERS: &[(&str, &[u8])] = &[\n");
+    for (name, file) in &entries {
+        writeln!(
+            rs,
+            "    ({name:?}, include_bytes!({:?})),",
+            file.display().to_string()
+        )
+        .unwrap();
+    }
+    rs.push_str("];\n");
+    std::fs::write(out.join("shaders.rs"), rs).unwrap();
+}

@@ -1,0 +1,120 @@
+#version 450
+// attention.comp — causal (optionally sliding-window) attention of query rows over the f16 KV
+// cache, one workgroup per (head, query row), online softmax over chunks of WG keys.
+//
+// Buffers (device addresses in the push constants):
+//   q   : Floats — nrows × (n_head·head_dim) queries, row-major f32; head h of row t at
+//                  q[t·n_head·head_dim + h·head_dim ..]
+//   kc  : Words  — K cache of the layer: f16 pairs, value j of position p at half index
+//                  p·kv_dim + j (word (p·kv_dim + j)/2, low half = even j), kv_dim = n_head_kv·head_dim
+//   vc  : Words  — V cache, same layout
+//   o   : Floats — nrows × (n_head·head_dim) outputs, same layout as q
+//   pos : Words  — nrows positions (u32): row t attends to keys lo..=pos[t]
+// Push constants (std430, in order): Floats q; Words kc; Words vc; Floats o; Words pos;
+//   uint n_head; uint n_head_kv; uint head_dim; uint nrows; float scale; uint window;
+//   uint kv_len_max.  (kv_len_max — the largest pos + 1 — is not needed here.)
+// Specialization constant 0: WG, the workgroup size (default 64; any value ≥ 1).
+// Dispatch: (n_head, nrows, 1) workgroups: gl_WorkGroupID.x = head h, gl_WorkGroupID.y = row t.
+// Semantics: kv head = h / (n_head / n_head_kv); p = pos[t]; lo = window > 0 ? max(0, p+1−window) : 0;
+//   score_j = scale · dot(q, K[j]) for j in lo..=p; o = Σ_j softmax(score)_j · V[j].
+// Each chunk of WG keys: invocation tid scores key j0 + tid; the chunk max and the sum of
+// exp(score − m) are read back from shared memory by every invocation (identical results);
+// the output accumulators live in shared memory, dimension d owned by invocation d % WG.
+// head_dim ≤ 512 and even.
+
+#include "common.glsl"
+
+layout(constant_id = 0) const uint WG = 64;
+layout(local_size_x_id = 0) in;
+
+layout(push_constant, std430) uniform PC {
+    Floats q;
+    Words kc;
+    Words vc;
+    Floats o;
+    Words pos;
+    uint n_head;
+    uint n_head_kv;
+    uint head_dim;
+    uint nrows;
+    float scale;
+    uint window;
+    uint kv_len_max;
+} pc;
+
+const uint MAX_HEAD_DIM = 512u;
+const float NEG_BIG = -3.0e38; // "minus infinity" that keeps exp() arguments finite
+
+shared float qs[MAX_HEAD_DIM];
+shared float acc[MAX_HEAD_DIM];
+shared float ps[WG];
+
+void main() {
+    uint h = gl_WorkGroupID.x;
+    uint t = gl_WorkGroupID.y;
+    if (h >= pc.n_head || t >= pc.nrows) {
+        return; // uniform over the workgroup
+    }
+    uint tid = gl_LocalInvocationID.x;
+    uint hd = pc.head_dim;
+    uint kvh = h / (pc.n_head / pc.n_head_kv);
+    uint kv_dim = pc.n_head_kv * hd;
+    uint qoff = (t * pc.n_head + h) * hd;
+
+    for (uint d = tid; d < hd; d += WG) {
+        qs[d] = pc.q.v[qoff + d];
+        acc[d] = 0.0;
+    }
+    uint p = pc.pos.v[t];
+    uint lo = (pc.window > 0u && p + 1u > pc.window) ? p + 1u - pc.window : 0u;
+    float m = NEG_BIG;
+    float l = 0.0;
+    barrier();
+
+    for (uint j0 = lo; j0 <= p; j0 += WG) {
+        uint j = j0 + tid;
+        bool valid = j <= p;
+        float s = NEG_BIG;
+        if (valid) {
+            uint kw = (j * kv_dim + kvh * hd) / 2u; // even: kv_dim and hd are even
+            float dot_qk = 0.0;
+            for (uint d2 = 0u; d2 < hd / 2u; d2++) {
+                vec2 kk = unpackHalf2x16(pc.kc.v[kw + d2]);
+                dot_qk += qs[2u * d2] * kk.x + qs[2u * d2 + 1u] * kk.y;
+            }
+            s = pc.scale * dot_qk;
+        }
+        ps[tid] = s;
+        barrier();
+        float cm = m;
+        for (uint jj = 0u; jj < WG; jj++) {
+            cm = max(cm, ps[jj]);
+        }
+        float corr = exp(m - cm);
+        barrier(); // every invocation has read the scores
+        ps[tid] = valid ? exp(s - cm) : 0.0;
+        barrier();
+        float lsum = 0.0;
+        for (uint jj = 0u; jj < WG; jj++) {
+            lsum += ps[jj];
+        }
+        l = l * corr + lsum;
+        uint nvalid = min(WG, p + 1u - j0);
+        for (uint d = tid; d < hd; d += WG) {
+            float a = acc[d] * corr;
+            uint vw = (j0 * kv_dim + kvh * hd + d) / 2u;
+            uint sel = d & 1u;
+            for (uint jj = 0u; jj < nvalid; jj++) {
+                a += ps[jj] * unpackHalf2x16(pc.vc.v[vw + jj * (kv_dim / 2u)])[sel];
+            }
+            acc[d] = a;
+        }
+        m = cm;
+        barrier(); // before the next chunk overwrites ps
+    }
+
+    float inv_l = (l > 0.0) ? 1.0 / l : 0.0;
+    for (uint d = tid; d < hd; d += WG) {
+        pc.o.v[qoff + d] = acc[d] * inv_l;
+    }
+}

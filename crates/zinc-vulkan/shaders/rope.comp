@@ -1,0 +1,75 @@
+#version 450
+// rope.comp — rotary position embedding in place.
+//
+// Buffers (device addresses in the push constants):
+//   x   : Floats — nrows × ncols activations, row-major f32; each row holds ncols / head_dim
+//                  heads of head_dim values; rotated in place
+//   pos : Words  — nrows positions (u32), one per row
+// Push constants (std430, in order): Floats x; Words pos; uint ncols; uint head_dim; uint n_rot;
+//   uint neox; float freq_base; float freq_scale; uint nrows.
+// Specialization constant 0: WG, the workgroup size (default 64).
+// Dispatch: 1-D over N = nrows · (ncols / head_dim) · (n_rot / 2) invocations, z-folded:
+//   (min(G, 65535), 1, ceil(G / 65535)) workgroups with G = ceil(N / WG);
+//   gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.z · numWorkGroups.x · WG (gid ≥ N exits).
+// Invocation gid = (row, head, pair i < n_rot/2), i fastest:
+//   theta = pos[row] · freq_scale · freq_base^(−2i/n_rot), the power stepped in f32 as the CPU
+//   backend (and ggml) does: theta_scale = freq_base^(−2/n_rot), multiplied i times;
+//   neox = 0 ("Norm") rotates (x[2i], x[2i+1]); neox = 1 rotates (x[i], x[i + n_rot/2]):
+//   (x0, x1) → (x0·cos − x1·sin, x0·sin + x1·cos). Dimensions ≥ n_rot are untouched.
+
+#include "common.glsl"
+
+layout(constant_id = 0) const uint WG = 64;
+layout(local_size_x_id = 0) in;
+
+layout(push_constant, std430) uniform PC {
+    Floats x;
+    Words pos;
+    uint ncols;
+    uint head_dim;
+    uint n_rot;
+    uint neox;
+    float freq_base;
+    float freq_scale;
+    uint nrows;
+} pc;
+
+// t reduced to [−π, π] (Cody–Waite, 2π = C1 + C2 with C1 exact in 8 bits) so that sin/cos stay
+// accurate for large angles (long contexts) on devices whose sin/cos only promise [−π, π].
+float reduce_angle(float t) {
+    const float INV_2PI = 0.15915494309189535;
+    const float C1 = 6.28125;
+    const float C2 = 1.9353071795864769e-3;
+    float k = floor(t * INV_2PI + 0.5);
+    precise float r = (t - k * C1) - k * C2; // no reassociation into t − k·2π
+    return r;
+}
+
+void main() {
+    uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.z * gl_NumWorkGroups.x * WG;
+    uint half_rot = pc.n_rot / 2u;
+    uint nheads = pc.ncols / pc.head_dim;
+    if (half_rot == 0u || gid >= pc.nrows * nheads * half_rot) {
+        return;
+    }
+    uint i = gid % half_rot;
+    uint head = (gid / half_rot) % nheads;
+    uint row = gid / (half_rot * nheads);
+
+    float theta_scale = pow(pc.freq_base, -2.0 / float(pc.n_rot));
+    float theta = float(pc.pos.v[row]);
+    for (uint k = 0u; k < i; k++) {
+        theta *= theta_scale;
+    }
+    float t = reduce_angle(pc.freq_scale * theta);
+    float c = cos(t);
+    float s = sin(t);
+
+    uint base = row * pc.ncols + head * pc.head_dim;
+    uint a = (pc.neox != 0u) ? base + i : base + 2u * i;
+    uint b = (pc.neox != 0u) ? base + i + half_rot : base + 2u * i + 1u;
+    float x0 = pc.x.v[a];
+    float x1 = pc.x.v[b];
+    pc.x.v[a] = x0 * c - x1 * s;
+    pc.x.v[b] = x0 * s + x1 * c;
+}

@@ -1,0 +1,1067 @@
+//! `Backend` on Vulkan: weights uploaded once in their GGUF layout, activations in pooled
+//! device buffers, every op a recorded dispatch. Work is submitted only when a value must come
+//! back to the host (`read`, `argmax`) or an upload arena fills.
+//!
+//! Ordering: every dispatch is followed by a full compute/transfer barrier, so commands run in
+//! recording order. That is what lets a dropped tensor's buffer go straight back to the pool and
+//! be reused by a later command of the same submission.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+
+use ash::vk;
+use zinc_backend::{
+    AttnParams, Backend, BackendError, GateUp, GatedAct, MoeWeights, RopeParams, RopeStyle,
+};
+use zinc_gguf::{GgmlType, GgufModel};
+
+use crate::context::{Buffer, Context, Memory, Push};
+use crate::device::{self, Instance};
+use crate::VulkanError;
+
+/// Options chosen at the edge (CLI): which device, and whether to validate.
+#[derive(Clone, Debug, Default)]
+pub struct VulkanOptions {
+    /// `--device N`; `None` picks the best device.
+    pub device: Option<usize>,
+    /// Turn on VK_LAYER_KHRONOS_validation.
+    pub validation: bool,
+    /// Mat-vec threads per weight row (a power of two ≤ 64). `None`: 1 on CPU devices (a row per
+    /// SIMD lane, no barriers), 32 on GPUs. Tests set it to run the GPU kernels on lavapipe.
+    pub threads_per_row: Option<u32>,
+}
+
+/// Counters for tests and profiling.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub submits: AtomicU64,
+    pub readback_bytes: AtomicU64,
+    pub dispatches: AtomicU64,
+    pub uploaded_bytes: AtomicU64,
+}
+
+/// Formats with kernels (`shaders/dequant.glsl`).
+const FORMATS: &[GgmlType] = &[
+    GgmlType::F32,
+    GgmlType::F16,
+    GgmlType::BF16,
+    GgmlType::Q4_0,
+    GgmlType::Q4_1,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+    GgmlType::Q8_0,
+    GgmlType::Q2_K,
+    GgmlType::Q3_K,
+    GgmlType::Q4_K,
+    GgmlType::Q5_K,
+    GgmlType::Q6_K,
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+    GgmlType::MXFP4,
+];
+
+/// The shader variant of a per-format kernel (`matvec_Q4_K`, …): names are `'static` because the
+/// pipeline cache is keyed by them.
+fn variant(kernel: &'static str, ty: GgmlType) -> &'static str {
+    static NAMES: Mutex<Option<HashMap<(&'static str, u32), &'static str>>> = Mutex::new(None);
+    let mut m = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    let map = m.get_or_insert_with(HashMap::new);
+    map.entry((kernel, ty.id()))
+        .or_insert_with(|| Box::leak(format!("{kernel}_{}", ty.name()).into_boxed_str()))
+}
+
+/// Above this many keys, a single-token attention splits the keys across workgroups.
+const SPLIT_KV: usize = 512;
+const SPLIT_LEN: usize = 256;
+/// Uploads (positions, ids, small tensors) go through a mapped arena of this size.
+const ARENA_BYTES: u64 = 8 << 20;
+/// Large uploads are staged in chunks of this size.
+const STAGING_BYTES: u64 = 64 << 20;
+
+struct Recorder {
+    ctx: Arc<Context>,
+    pool: vk::CommandPool,
+    cb: vk::CommandBuffer,
+    fence: vk::Fence,
+    open: bool,
+    arena: Buffer,
+    arena_used: u64,
+    /// Buffers the open command buffer reads from that must outlive it.
+    keep: Vec<Buffer>,
+    readback: Option<Buffer>,
+}
+
+impl Recorder {
+    fn new(ctx: &Arc<Context>) -> Result<Recorder, VulkanError> {
+        let d = &ctx.device;
+        // SAFETY: plain object creation on a live device.
+        unsafe {
+            let pool = d.create_command_pool(
+                &vk::CommandPoolCreateInfo::default()
+                    .queue_family_index(ctx.queue_family)
+                    .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                None,
+            )?;
+            let cb = d.allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1),
+            )?[0];
+            let fence = d.create_fence(&vk::FenceCreateInfo::default(), None)?;
+            Ok(Recorder {
+                ctx: ctx.clone(),
+                pool,
+                cb,
+                fence,
+                open: false,
+                arena: ctx.buffer(ARENA_BYTES, Memory::Host)?,
+                arena_used: 0,
+                keep: Vec::new(),
+                readback: None,
+            })
+        }
+    }
+
+    fn begin(&mut self) -> Result<(), VulkanError> {
+        if !self.open {
+            // SAFETY: the command buffer is not in use (the last submit was waited for).
+            unsafe {
+                self.ctx.device.begin_command_buffer(
+                    self.cb,
+                    &vk::CommandBufferBeginInfo::default()
+                        .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+                )?;
+            }
+            self.open = true;
+        }
+        Ok(())
+    }
+
+    /// Every earlier command's writes are visible to every later command.
+    fn barrier(&self) {
+        let mb = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(
+                vk::AccessFlags::SHADER_READ
+                    | vk::AccessFlags::SHADER_WRITE
+                    | vk::AccessFlags::TRANSFER_READ
+                    | vk::AccessFlags::TRANSFER_WRITE,
+            );
+        let stages = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
+        // SAFETY: recording into the open command buffer.
+        unsafe {
+            self.ctx.device.cmd_pipeline_barrier(
+                self.cb,
+                stages,
+                stages,
+                vk::DependencyFlags::empty(),
+                &[mb],
+                &[],
+                &[],
+            );
+        }
+    }
+
+    fn dispatch(
+        &mut self,
+        pipe: vk::Pipeline,
+        push: &Push,
+        groups: [u32; 3],
+    ) -> Result<(), VulkanError> {
+        if groups.contains(&0) {
+            return Ok(());
+        }
+        self.begin()?;
+        let d = &self.ctx.device;
+        // SAFETY: recording into the open command buffer with a pipeline of this device.
+        unsafe {
+            d.cmd_bind_pipeline(self.cb, vk::PipelineBindPoint::COMPUTE, pipe);
+            d.cmd_push_constants(
+                self.cb,
+                self.ctx.pipeline_layout(),
+                vk::ShaderStageFlags::COMPUTE,
+                0,
+                push.as_bytes(),
+            );
+            d.cmd_dispatch(self.cb, groups[0], groups[1], groups[2]);
+        }
+        self.barrier();
+        Ok(())
+    }
+
+    fn copy(
+        &mut self,
+        src: vk::Buffer,
+        src_off: u64,
+        dst: vk::Buffer,
+        dst_off: u64,
+        size: u64,
+    ) -> Result<(), VulkanError> {
+        if size == 0 {
+            return Ok(());
+        }
+        self.begin()?;
+        // SAFETY: recording a copy between live buffers, in bounds (callers check).
+        unsafe {
+            self.ctx.device.cmd_copy_buffer(
+                self.cb,
+                src,
+                dst,
+                &[vk::BufferCopy {
+                    src_offset: src_off,
+                    dst_offset: dst_off,
+                    size,
+                }],
+            );
+        }
+        self.barrier();
+        Ok(())
+    }
+
+    fn fill_zero(&mut self, buf: vk::Buffer, size: u64) -> Result<(), VulkanError> {
+        self.begin()?;
+        // SAFETY: recording a fill of a live buffer; size is a multiple of 4.
+        unsafe {
+            self.ctx
+                .device
+                .cmd_fill_buffer(self.cb, buf, 0, size.div_ceil(4) * 4, 0);
+        }
+        self.barrier();
+        Ok(())
+    }
+
+    /// Copies `bytes` into the arena and returns their device address (16-byte aligned).
+    fn upload(&mut self, bytes: &[u8], stats: &Stats) -> Result<u64, VulkanError> {
+        let len = (bytes.len() as u64).max(4);
+        if self.arena_used + len > self.arena.size {
+            self.submit(stats)?;
+            if len > self.arena.size {
+                let bigger = self.ctx.buffer(len.next_power_of_two(), Memory::Host)?;
+                self.arena = bigger;
+            }
+        }
+        let at = self.arena_used;
+        self.arena.write(at, bytes);
+        self.arena_used = (at + len).div_ceil(16) * 16;
+        stats.uploaded_bytes.fetch_add(bytes.len() as u64, Relaxed);
+        Ok(self.arena.address + at)
+    }
+
+    /// Submits what is recorded and waits for it.
+    fn submit(&mut self, stats: &Stats) -> Result<(), VulkanError> {
+        if !self.open {
+            return Ok(());
+        }
+        let d = &self.ctx.device;
+        // SAFETY: ends and submits the open command buffer, waits on its fence, then resets both;
+        // nothing else uses the queue (the recorder is behind a lock).
+        unsafe {
+            d.end_command_buffer(self.cb)?;
+            self.open = false;
+            let cbs = [self.cb];
+            d.queue_submit(
+                self.ctx.queue(),
+                &[vk::SubmitInfo::default().command_buffers(&cbs)],
+                self.fence,
+            )?;
+            stats.submits.fetch_add(1, Relaxed);
+            d.wait_for_fences(&[self.fence], true, u64::MAX)?;
+            d.reset_fences(&[self.fence])?;
+            d.reset_command_buffer(self.cb, vk::CommandBufferResetFlags::empty())?;
+        }
+        self.arena_used = 0;
+        self.keep.clear();
+        Ok(())
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        // SAFETY: waits for the device before destroying the objects it may still use.
+        unsafe {
+            let d = &self.ctx.device;
+            let _ = d.device_wait_idle();
+            d.destroy_fence(self.fence, None);
+            d.destroy_command_pool(self.pool, None);
+        }
+    }
+}
+
+/// Free device buffers by size class, reused by later tensors.
+struct Pool {
+    ctx: Arc<Context>,
+    free: Mutex<HashMap<u64, Vec<Buffer>>>,
+}
+
+impl Pool {
+    /// Sizes round up to an eighth of their power of two (≤ 12.5% waste), at least 256 bytes.
+    fn class(bytes: u64) -> u64 {
+        let b = bytes.max(256);
+        let step = (b.next_power_of_two() / 8).max(256);
+        b.div_ceil(step) * step
+    }
+
+    fn take(&self, bytes: u64) -> Result<Buffer, VulkanError> {
+        let c = Pool::class(bytes);
+        if let Some(b) = self
+            .free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(&c)
+            .and_then(Vec::pop)
+        {
+            return Ok(b);
+        }
+        self.ctx.buffer(c, Memory::Device)
+    }
+
+    fn put(&self, b: Buffer) {
+        let c = b.size;
+        self.free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(c)
+            .or_default()
+            .push(b);
+    }
+}
+
+/// Activations on the device: `rows × cols` f32, row-major.
+pub struct VkTensor {
+    buf: Option<Buffer>,
+    pool: Arc<Pool>,
+    rows: usize,
+    cols: usize,
+}
+
+impl VkTensor {
+    fn buffer(&self) -> &Buffer {
+        self.buf.as_ref().expect("a live tensor has its buffer")
+    }
+
+    fn addr(&self) -> u64 {
+        self.buffer().address
+    }
+
+    fn len(&self) -> usize {
+        self.rows * self.cols
+    }
+}
+
+impl Drop for VkTensor {
+    fn drop(&mut self) {
+        if let Some(b) = self.buf.take() {
+            self.pool.put(b);
+        }
+    }
+}
+
+/// A weight in its GGUF layout on the device (1-D weights as f32).
+pub struct VkWeight {
+    buf: Buffer,
+    /// The type of the bytes on the device.
+    ty: GgmlType,
+    dims: Vec<u64>,
+    row_bytes: u64,
+    model: Arc<GgufModel>,
+    index: usize,
+}
+
+impl VkWeight {
+    fn cols(&self) -> usize {
+        self.dims.first().copied().unwrap_or(1) as usize
+    }
+
+    fn rows(&self) -> usize {
+        self.dims.get(1).copied().unwrap_or(1) as usize
+    }
+}
+
+/// K and V of every layer as f16 pairs, `n_ctx × kv_dim` each.
+pub struct VkKvCache {
+    n_ctx: usize,
+    dims: Vec<usize>,
+    k: Vec<Buffer>,
+    v: Vec<Buffer>,
+}
+
+pub struct VulkanBackend {
+    ctx: Arc<Context>,
+    /// Mat-vec threads per weight row: 1 on CPU devices (no barriers), 32 on GPUs.
+    threads_per_row: u32,
+    rec: Mutex<Recorder>,
+    pool: Arc<Pool>,
+    stats: Stats,
+}
+
+/// A 1-D grid of `n` workgroups folded into x ≤ 65535 and z (`wg_linear()` in the shaders).
+fn fold(n: usize) -> [u32; 3] {
+    const MAX: usize = 65535;
+    if n <= MAX {
+        [n as u32, 1, 1]
+    } else {
+        [MAX as u32, 1, n.div_ceil(MAX) as u32]
+    }
+}
+
+fn u32s(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// A failure inside an op: the trait's ops are infallible, and a device that fails mid-step
+/// (lost, out of memory) cannot give a correct answer, so this stops with the reason.
+fn fatal(e: VulkanError) -> ! {
+    panic!("vulkan: {e}")
+}
+
+impl VulkanBackend {
+    pub fn new(opts: &VulkanOptions) -> Result<VulkanBackend, VulkanError> {
+        let instance = Instance::new(opts.validation)?;
+        let devices = instance.devices()?;
+        let infos: Vec<_> = devices.iter().map(|(_, d)| d.clone()).collect();
+        let i = device::pick(&infos, opts.device)?;
+        let (pdev, info) = devices[i].clone();
+        let ctx = Context::new(instance, pdev, info)?;
+        let threads_per_row = opts
+            .threads_per_row
+            .filter(|t| t.is_power_of_two() && *t <= 64)
+            .unwrap_or(if ctx.info.kind == crate::DeviceKind::Cpu {
+                1
+            } else {
+                32
+            });
+        Ok(VulkanBackend {
+            threads_per_row,
+            rec: Mutex::new(Recorder::new(&ctx)?),
+            pool: Arc::new(Pool {
+                ctx: ctx.clone(),
+                free: Mutex::new(HashMap::new()),
+            }),
+            ctx,
+            stats: Stats::default(),
+        })
+    }
+
+    pub fn device(&self) -> &crate::DeviceInfo {
+        &self.ctx.info
+    }
+
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    fn rec(&self) -> std::sync::MutexGuard<'_, Recorder> {
+        self.rec.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn new_tensor(&self, rows: usize, cols: usize) -> VkTensor {
+        let buf = self
+            .pool
+            .take((rows * cols * 4) as u64)
+            .unwrap_or_else(|e| fatal(e));
+        VkTensor {
+            buf: Some(buf),
+            pool: self.pool.clone(),
+            rows,
+            cols,
+        }
+    }
+
+    /// Records `shader` (workgroup size `wg`) over `groups`.
+    fn run(&self, shader: &'static str, wg: u32, groups: [u32; 3], push: Push) {
+        self.run_spec(shader, [wg, 0, 0], groups, push)
+    }
+
+    /// Records `shader` with both specialization constants over `groups`.
+    fn run_spec(&self, shader: &'static str, spec: [u32; 3], groups: [u32; 3], push: Push) {
+        let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
+        self.stats.dispatches.fetch_add(1, Relaxed);
+        self.rec()
+            .dispatch(pipe, &push, groups)
+            .unwrap_or_else(|e| fatal(e));
+    }
+
+    fn upload(&self, bytes: &[u8]) -> u64 {
+        self.rec()
+            .upload(bytes, &self.stats)
+            .unwrap_or_else(|e| fatal(e))
+    }
+
+    /// One invocation per element of `n` (`shaders/elementwise.comp`: op codes and operands as
+    /// its header lists them).
+    #[allow(clippy::too_many_arguments)]
+    fn elementwise(&self, x: u64, y: u64, o: u64, n: usize, ncols: usize, op: u32, s: f32) {
+        const WG: u32 = 256;
+        let push = Push::new()
+            .addr(x)
+            .addr(y)
+            .addr(o)
+            .u32(n as u32)
+            .u32(ncols as u32)
+            .u32(op)
+            .f32(s);
+        self.run("elementwise", WG, fold(n.div_ceil(WG as usize)), push);
+    }
+
+    /// `y[i][c] = x[src(i)][col0 + c]`.
+    fn gather(&self, x: &VkTensor, col0: usize, width: usize, rows: Option<&[usize]>) -> VkTensor {
+        let nrows = rows.map_or(x.rows, <[usize]>::len);
+        let out = self.new_tensor(nrows, width);
+        let rows_addr = match rows {
+            Some(r) => self.upload(&u32s(&r.iter().map(|&v| v as u32).collect::<Vec<_>>())),
+            None => 0,
+        };
+        const WG: u32 = 256;
+        let n = nrows * width;
+        let push = Push::new()
+            .addr(x.addr())
+            .addr(out.addr())
+            .addr(rows_addr)
+            .u32(x.cols as u32)
+            .u32(col0 as u32)
+            .u32(width as u32)
+            .u32(nrows as u32)
+            .u32(rows.is_some() as u32);
+        self.run("gather", WG, fold(n.div_ceil(WG as usize)), push);
+        out
+    }
+
+    /// `y = W · x` for rows of a (possibly expert-offset) weight.
+    fn project(&self, w: &VkWeight, x: &VkTensor) -> VkTensor {
+        let (rows, cols) = (w.rows(), w.cols());
+        let out = self.new_tensor(x.rows, rows);
+        let push = Push::new()
+            .addr(w.buf.address)
+            .addr(x.addr())
+            .addr(out.addr())
+            .u32(cols as u32)
+            .u32(rows as u32)
+            .u32(w.row_bytes as u32)
+            .u32(x.rows as u32);
+        if x.rows <= 4 {
+            let tpr = self.threads_per_row;
+            let mut g = fold(rows.div_ceil((64 / tpr) as usize));
+            g[1] = x.rows as u32;
+            self.run_spec(variant("matvec", w.ty), [64, tpr, 1], g, push);
+        } else {
+            let mut g = fold(rows.div_ceil(64));
+            g[1] = x.rows.div_ceil(32) as u32;
+            self.run(variant("matmul", w.ty), 256, g, push);
+        }
+        out
+    }
+
+    /// Expert projections for every (token, slot): `y[s] = W[ids[s]] · x[s or s / k]`.
+    #[allow(clippy::too_many_arguments)]
+    fn moe_project(
+        &self,
+        w: &VkWeight,
+        row_offset: usize,
+        nrows: usize,
+        x: &VkTensor,
+        ids: u64,
+        scale: Option<u64>,
+        nslots: usize,
+        k: usize,
+        x_per_slot: bool,
+    ) -> VkTensor {
+        let cols = w.cols();
+        let expert_rows = w.rows();
+        let expert_bytes = expert_rows as u64 * w.row_bytes;
+        let out = self.new_tensor(nslots, nrows);
+        let base = w.buf.address + row_offset as u64 * w.row_bytes;
+        let push = Push::new()
+            .addr(base)
+            .addr(x.addr())
+            .addr(out.addr())
+            .addr(ids)
+            .addr(scale.unwrap_or(0))
+            .u32(cols as u32)
+            .u32(nrows as u32)
+            .u32(w.row_bytes as u32)
+            .u32(expert_bytes as u32)
+            .u32(nslots as u32)
+            .u32(k as u32)
+            .u32(x_per_slot as u32)
+            .u32(scale.is_some() as u32);
+        let mut g = fold(nrows);
+        g[1] = nslots as u32;
+        self.run(variant("moe_matvec", w.ty), 64, g, push);
+        out
+    }
+
+    fn scale_buffer(&self, s: Option<&[f32]>) -> Option<u64> {
+        s.map(|v| self.upload(&f32s(v)))
+    }
+}
+
+impl Drop for VulkanBackend {
+    fn drop(&mut self) {
+        let mut r = self.rec();
+        let _ = r.submit(&self.stats);
+    }
+}
+
+impl Backend for VulkanBackend {
+    type Weight = VkWeight;
+    type Tensor = VkTensor;
+    type KvCache = VkKvCache;
+
+    fn name(&self) -> String {
+        format!("vulkan ({})", self.ctx.info.name)
+    }
+
+    fn supports(&self, ty: GgmlType) -> bool {
+        FORMATS.contains(&ty)
+    }
+
+    fn weight(&self, model: &Arc<GgufModel>, name: &str) -> Result<VkWeight, BackendError> {
+        let index = model
+            .tensor_index(name)
+            .ok_or_else(|| BackendError::MissingTensor(name.to_string()))?;
+        let t = model
+            .tensor_by_index(index)
+            .ok_or_else(|| BackendError::MissingTensor(name.to_string()))?;
+        if !self.supports(t.info.ty) {
+            return Err(BackendError::UnsupportedType {
+                name: name.to_string(),
+                ty: t.info.ty,
+                backend: "vulkan".into(),
+            });
+        }
+        let dims = t.info.dims.clone();
+        // 1-D weights (norms, biases, scales) live as f32: the kernels that use them read f32.
+        let (ty, bytes): (GgmlType, std::borrow::Cow<[u8]>) = if dims.len() <= 1 {
+            let n = t.info.n_elements as usize;
+            let v = zinc_quant::dequantize_to_vec(t.info.ty, t.data, n).map_err(|_| {
+                BackendError::BadShape {
+                    name: name.to_string(),
+                    dims: dims.clone(),
+                    expected: "a decodable 1-D tensor".into(),
+                }
+            })?;
+            (GgmlType::F32, f32s(&v).into())
+        } else {
+            (t.info.ty, t.data.into())
+        };
+        let cols = dims.first().copied().unwrap_or(1);
+        let row_bytes = ty.row_bytes(cols).unwrap_or(0);
+        let upload = || -> Result<Buffer, VulkanError> {
+            let buf = self.ctx.buffer(bytes.len() as u64, Memory::Device)?;
+            if buf.is_mapped() {
+                buf.write(0, &bytes);
+            } else {
+                let mut rec = self.rec();
+                rec.submit(&self.stats)?;
+                let staging = self
+                    .ctx
+                    .buffer(STAGING_BYTES.min(bytes.len() as u64), Memory::Host)?;
+                for (i, chunk) in bytes.chunks(staging.size as usize).enumerate() {
+                    staging.write(0, chunk);
+                    rec.copy(
+                        staging.buffer,
+                        0,
+                        buf.buffer,
+                        i as u64 * staging.size,
+                        chunk.len() as u64,
+                    )?;
+                    rec.submit(&self.stats)?;
+                }
+            }
+            self.stats
+                .uploaded_bytes
+                .fetch_add(bytes.len() as u64, Relaxed);
+            Ok(buf)
+        };
+        let buf = upload().map_err(|e| BackendError::BadShape {
+            name: name.to_string(),
+            dims: dims.clone(),
+            expected: format!("a tensor the device can hold: {e}"),
+        })?;
+        Ok(VkWeight {
+            buf,
+            ty,
+            dims,
+            row_bytes,
+            model: model.clone(),
+            index,
+        })
+    }
+
+    fn weight_dims<'w>(&self, w: &'w VkWeight) -> &'w [u64] {
+        &w.dims
+    }
+
+    fn weight_values(&self, w: &VkWeight) -> Vec<f32> {
+        let Some(t) = w.model.tensor_by_index(w.index) else {
+            return Vec::new();
+        };
+        zinc_quant::dequantize_to_vec(t.info.ty, t.data, t.info.n_elements as usize)
+            .unwrap_or_default()
+    }
+
+    fn tensor(&self, rows: usize, cols: usize) -> VkTensor {
+        let t = self.new_tensor(rows, cols);
+        self.rec()
+            .fill_zero(t.buffer().buffer, (rows * cols * 4) as u64)
+            .unwrap_or_else(|e| fatal(e));
+        t
+    }
+
+    fn copy(&self, t: &VkTensor) -> VkTensor {
+        let out = self.new_tensor(t.rows, t.cols);
+        self.rec()
+            .copy(
+                t.buffer().buffer,
+                0,
+                out.buffer().buffer,
+                0,
+                (t.len() * 4) as u64,
+            )
+            .unwrap_or_else(|e| fatal(e));
+        out
+    }
+
+    fn split_cols(&self, t: &VkTensor, widths: &[usize]) -> Vec<VkTensor> {
+        let mut col0 = 0;
+        widths
+            .iter()
+            .map(|&w| {
+                let part = self.gather(t, col0, w, None);
+                col0 += w;
+                part
+            })
+            .collect()
+    }
+
+    fn tensor_from(&self, data: &[f32], rows: usize, cols: usize) -> VkTensor {
+        let out = self.new_tensor(rows, cols);
+        let bytes = f32s(&data[..(rows * cols).min(data.len())]);
+        let mut rec = self.rec();
+        let src = rec.upload(&bytes, &self.stats).unwrap_or_else(|e| fatal(e));
+        let off = src - rec.arena.address;
+        let arena = rec.arena.buffer;
+        rec.copy(arena, off, out.buffer().buffer, 0, bytes.len() as u64)
+            .unwrap_or_else(|e| fatal(e));
+        out
+    }
+
+    fn read(&self, t: &VkTensor) -> Vec<f32> {
+        let bytes = (t.len() * 4) as u64;
+        let mut rec = self.rec();
+        let fits = rec.readback.as_ref().is_some_and(|b| b.size >= bytes);
+        if !fits {
+            let b = self
+                .ctx
+                .buffer(bytes.next_power_of_two(), Memory::Host)
+                .unwrap_or_else(|e| fatal(e));
+            rec.readback = Some(b);
+        }
+        let rb = rec
+            .readback
+            .as_ref()
+            .map(|b| b.buffer)
+            .expect("readback buffer");
+        rec.copy(t.buffer().buffer, 0, rb, 0, bytes)
+            .unwrap_or_else(|e| fatal(e));
+        rec.submit(&self.stats).unwrap_or_else(|e| fatal(e));
+        self.stats.readback_bytes.fetch_add(bytes, Relaxed);
+        let mut raw = vec![0u8; bytes as usize];
+        rec.readback
+            .as_ref()
+            .expect("readback buffer")
+            .read_into(0, &mut raw);
+        raw.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    }
+
+    fn shape(&self, t: &VkTensor) -> (usize, usize) {
+        (t.rows, t.cols)
+    }
+
+    fn embed(&self, table: &VkWeight, ids: &[u32], scale: f32) -> VkTensor {
+        let cols = table.cols();
+        let n_rows = table.rows();
+        // An id past the table would read outside it: clamp (the tokenizer never makes one).
+        let ids: Vec<u32> = ids.iter().map(|&i| i.min(n_rows as u32 - 1)).collect();
+        let out = self.new_tensor(ids.len(), cols);
+        let ids_addr = self.upload(&u32s(&ids));
+        let push = Push::new()
+            .addr(table.buf.address)
+            .addr(ids_addr)
+            .addr(out.addr())
+            .u32(cols as u32)
+            .u32(table.row_bytes as u32)
+            .u32(ids.len() as u32)
+            .f32(scale);
+        self.run(
+            variant("get_rows", table.ty),
+            64,
+            [ids.len() as u32, 1, 1],
+            push,
+        );
+        out
+    }
+
+    fn matmul(&self, w: &VkWeight, x: &VkTensor) -> VkTensor {
+        self.project(w, x)
+    }
+
+    fn add_bias(&self, x: &mut VkTensor, b: &VkWeight) {
+        self.elementwise(x.addr(), b.buf.address, x.addr(), x.len(), x.cols, 3, 0.0);
+    }
+
+    fn rms_norm(&self, x: &mut VkTensor, w: &VkWeight, eps: f32) {
+        let group = w.dims.iter().product::<u64>() as usize;
+        let ngroups = x.len() / group.max(1);
+        let push = Push::new()
+            .addr(x.addr())
+            .addr(w.buf.address)
+            .u32(x.cols as u32)
+            .u32(group as u32)
+            .f32(eps)
+            .u32(ngroups as u32);
+        self.run("rms_norm", 128, fold(ngroups), push);
+    }
+
+    fn rope(&self, x: &mut VkTensor, head_dim: usize, positions: &[u32], p: &RopeParams) {
+        let pos = self.upload(&u32s(positions));
+        let pairs = x.rows * (x.cols / head_dim) * (p.n_rot.min(head_dim) / 2);
+        let push = Push::new()
+            .addr(x.addr())
+            .addr(pos)
+            .u32(x.cols as u32)
+            .u32(head_dim as u32)
+            .u32(p.n_rot.min(head_dim) as u32)
+            .u32((p.style == RopeStyle::Neox) as u32)
+            .f32(p.freq_base)
+            .f32(p.freq_scale)
+            .u32(x.rows as u32);
+        self.run("rope", 64, fold(pairs.div_ceil(64)), push);
+    }
+
+    fn scale(&self, x: &mut VkTensor, s: f32) {
+        self.elementwise(x.addr(), x.addr(), x.addr(), x.len(), x.cols, 0, s);
+    }
+
+    fn add(&self, x: &mut VkTensor, y: &VkTensor) {
+        self.elementwise(x.addr(), y.addr(), x.addr(), x.len(), x.cols, 1, 0.0);
+    }
+
+    fn gated(&self, gate: &VkTensor, up: &VkTensor, act: GatedAct) -> VkTensor {
+        let out = self.new_tensor(gate.rows, gate.cols);
+        let op = match act {
+            GatedAct::SwiGlu => 4,
+            GatedAct::GeGlu => 5,
+        };
+        self.elementwise(
+            gate.addr(),
+            up.addr(),
+            out.addr(),
+            gate.len(),
+            gate.cols,
+            op,
+            0.0,
+        );
+        out
+    }
+
+    fn kv_cache(&self, n_ctx: usize, kv_dims: &[usize]) -> VkKvCache {
+        let mut rec = self.rec();
+        let mut make = |d: usize| {
+            let b = self
+                .ctx
+                .buffer((n_ctx * d * 2) as u64, Memory::Device)
+                .unwrap_or_else(|e| fatal(e));
+            rec.fill_zero(b.buffer, b.size).unwrap_or_else(|e| fatal(e));
+            b
+        };
+        let k = kv_dims.iter().map(|&d| make(d)).collect();
+        let v = kv_dims.iter().map(|&d| make(d)).collect();
+        VkKvCache {
+            n_ctx,
+            dims: kv_dims.to_vec(),
+            k,
+            v,
+        }
+    }
+
+    fn kv_store(
+        &self,
+        cache: &mut VkKvCache,
+        layer: usize,
+        k: &VkTensor,
+        v: &VkTensor,
+        positions: &[u32],
+    ) -> Result<(), BackendError> {
+        if let Some(&pos) = positions.iter().find(|&&p| p as usize >= cache.n_ctx) {
+            return Err(BackendError::ContextOverflow {
+                pos: pos as usize,
+                n_ctx: cache.n_ctx,
+            });
+        }
+        let d = cache.dims[layer];
+        let pos = self.upload(&u32s(positions));
+        for (src, dst) in [(k, &cache.k[layer]), (v, &cache.v[layer])] {
+            let words = src.rows * d / 2;
+            let push = Push::new()
+                .addr(src.addr())
+                .addr(dst.address)
+                .addr(pos)
+                .u32(d as u32)
+                .u32(src.rows as u32);
+            self.run("kv_store", 256, fold(words.div_ceil(256)), push);
+        }
+        Ok(())
+    }
+
+    fn attention(
+        &self,
+        q: &VkTensor,
+        cache: &VkKvCache,
+        layer: usize,
+        positions: &[u32],
+        p: &AttnParams,
+    ) -> VkTensor {
+        let out = self.new_tensor(q.rows, p.n_head * p.head_dim);
+        let pos = self.upload(&u32s(positions));
+        let max_pos = positions.iter().copied().max().unwrap_or(0) as usize;
+        let window = p.window.unwrap_or(0) as u32;
+        let keys = p.window.map_or(max_pos + 1, |w| w.min(max_pos + 1));
+        let base = || {
+            Push::new()
+                .addr(q.addr())
+                .addr(cache.k[layer].address)
+                .addr(cache.v[layer].address)
+        };
+        let tail = |push: Push| {
+            push.addr(pos)
+                .u32(p.n_head as u32)
+                .u32(p.n_head_kv as u32)
+                .u32(p.head_dim as u32)
+                .u32(q.rows as u32)
+                .f32(p.scale)
+                .u32(window)
+                .u32((max_pos + 1) as u32)
+        };
+        if q.rows == 1 && keys > SPLIT_KV {
+            let nsplit = keys.div_ceil(SPLIT_LEN);
+            let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
+            // Addresses come first in every push-constant block, so `part` follows `pos`.
+            let push = Push::new()
+                .addr(q.addr())
+                .addr(cache.k[layer].address)
+                .addr(cache.v[layer].address)
+                .addr(out.addr())
+                .addr(pos)
+                .addr(part.addr())
+                .u32(p.n_head as u32)
+                .u32(p.n_head_kv as u32)
+                .u32(p.head_dim as u32)
+                .u32(q.rows as u32)
+                .f32(p.scale)
+                .u32(window)
+                .u32((max_pos + 1) as u32)
+                .u32(SPLIT_LEN as u32);
+            self.run("attn_split", 64, [p.n_head as u32, 1, nsplit as u32], push);
+            let push = Push::new()
+                .addr(part.addr())
+                .addr(out.addr())
+                .u32(p.n_head as u32)
+                .u32(p.head_dim as u32)
+                .u32(q.rows as u32)
+                .u32(nsplit as u32);
+            self.run("attn_combine", 64, [p.n_head as u32, 1, 1], push);
+        } else {
+            let push = tail(base().addr(out.addr()));
+            self.run("attention", 64, [p.n_head as u32, q.rows as u32, 1], push);
+        }
+        out
+    }
+
+    fn moe_ffn(&self, x: &VkTensor, w: &MoeWeights<'_, VkWeight>) -> VkTensor {
+        let logits = self.project(w.router, x);
+        let n_expert = logits.cols;
+        let k = w.k.min(n_expert);
+        let nslots = x.rows * k;
+        let ids = self.new_tensor(nslots, 1);
+        let wts = self.new_tensor(nslots, 1);
+        let push = Push::new()
+            .addr(logits.addr())
+            .addr(ids.addr())
+            .addr(wts.addr())
+            .u32(n_expert as u32)
+            .u32(k as u32)
+            .u32(w.renorm as u32)
+            .u32(x.rows as u32);
+        self.run("moe_route", 64, [x.rows.div_ceil(64) as u32, 1, 1], push);
+        let scales: Vec<Option<u64>> = w.scales.iter().map(|s| self.scale_buffer(*s)).collect();
+        let (g, u) = match &w.gate_up {
+            GateUp::Separate { gate, up } => {
+                let n_ff = gate.rows();
+                (
+                    self.moe_project(gate, 0, n_ff, x, ids.addr(), scales[0], nslots, k, false),
+                    self.moe_project(up, 0, n_ff, x, ids.addr(), scales[1], nslots, k, false),
+                )
+            }
+            GateUp::Fused(gu) => {
+                // Gate rows first, then up rows, within each expert.
+                let n_ff = gu.rows() / 2;
+                (
+                    self.moe_project(gu, 0, n_ff, x, ids.addr(), scales[0], nslots, k, false),
+                    self.moe_project(gu, n_ff, n_ff, x, ids.addr(), scales[1], nslots, k, false),
+                )
+            }
+        };
+        let a = self.gated(&g, &u, w.act);
+        let y = self.moe_project(
+            w.down,
+            0,
+            w.down.rows(),
+            &a,
+            ids.addr(),
+            scales[2],
+            nslots,
+            k,
+            true,
+        );
+        let n_embd = y.cols;
+        let out = self.new_tensor(x.rows, n_embd);
+        let n = x.rows * n_embd;
+        let push = Push::new()
+            .addr(y.addr())
+            .addr(wts.addr())
+            .addr(out.addr())
+            .u32(n_embd as u32)
+            .u32(k as u32)
+            .u32(x.rows as u32);
+        self.run("moe_combine", 256, fold(n.div_ceil(256)), push);
+        out
+    }
+
+    fn select_rows(&self, x: &VkTensor, rows: &[usize]) -> VkTensor {
+        self.gather(x, 0, x.cols, Some(rows))
+    }
+
+    fn softcap(&self, x: &mut VkTensor, cap: f32) {
+        self.elementwise(x.addr(), x.addr(), x.addr(), x.len(), x.cols, 2, cap);
+    }
+
+    fn argmax(&self, x: &VkTensor) -> Vec<u32> {
+        let out = self.new_tensor(x.rows, 1);
+        let push = Push::new()
+            .addr(x.addr())
+            .addr(out.addr())
+            .u32(x.cols as u32)
+            .u32(x.rows as u32);
+        self.run("argmax", 256, fold(x.rows), push);
+        self.read(&out).into_iter().map(f32::to_bits).collect()
+    }
+}

@@ -1,0 +1,387 @@
+//! The logical device: queue, buffers (each with its device address), shader pipelines created
+//! lazily and cached, and the command recorder that batches a whole step into one submit.
+//!
+//! Shaders take no descriptor sets: every buffer reaches a shader as a 64-bit device address in
+//! the push constants (`GL_EXT_buffer_reference`). That keeps recording cheap and lifts the
+//! `maxStorageBufferRange` limit on a binding (lavapipe's is 128 MiB; Gemma 3's embedding is
+//! 170 MiB): a buffer is limited only by `maxMemoryAllocationSize`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use ash::vk;
+
+use crate::device::{DeviceInfo, Instance};
+use crate::VulkanError;
+
+include!(concat!(env!("OUT_DIR"), "/shaders.rs"));
+
+/// Bytes of push constants every pipeline layout declares (the guaranteed minimum).
+pub const PUSH_BYTES: u32 = 128;
+
+pub struct Context {
+    pub info: DeviceInfo,
+    pub device: ash::Device,
+    queue: vk::Queue,
+    pub queue_family: u32,
+    mem_props: vk::PhysicalDeviceMemoryProperties,
+    pipeline_layout: vk::PipelineLayout,
+    pipelines: Mutex<HashMap<(&'static str, [u32; 3]), vk::Pipeline>>,
+    // Dropped last: the device must go before the instance.
+    _instance: Instance,
+}
+
+/// A buffer with its own memory and device address; host-visible ones stay mapped.
+pub struct Buffer {
+    ctx: Arc<Context>,
+    pub buffer: vk::Buffer,
+    memory: vk::DeviceMemory,
+    pub size: u64,
+    pub address: u64,
+    mapped: *mut u8,
+}
+
+// SAFETY: the mapped pointer is only written through `&mut`-free copies guarded by the
+// recorder's lock or before the buffer is shared; Vulkan handles are plain integers.
+unsafe impl Send for Buffer {}
+unsafe impl Sync for Buffer {}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Memory {
+    /// Device-local (weights, activations, caches); mapped too when the type allows it.
+    Device,
+    /// Host-visible and coherent (uploads, readback).
+    Host,
+}
+
+impl Context {
+    pub fn new(
+        instance: Instance,
+        pdev: vk::PhysicalDevice,
+        info: DeviceInfo,
+    ) -> Result<Arc<Context>, VulkanError> {
+        let inst = &instance.instance;
+        // SAFETY: queries and device creation on a live physical device; every pointer in the
+        // create infos refers to locals that outlive the calls.
+        unsafe {
+            let families = inst.get_physical_device_queue_family_properties(pdev);
+            let queue_family = families
+                .iter()
+                .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE))
+                .ok_or_else(|| VulkanError::Unusable {
+                    name: info.name.clone(),
+                    why: "no compute queue".into(),
+                })? as u32;
+            let prio = [1.0f32];
+            let queues = [vk::DeviceQueueCreateInfo::default()
+                .queue_family_index(queue_family)
+                .queue_priorities(&prio)];
+            let mut f12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
+            let create = vk::DeviceCreateInfo::default()
+                .queue_create_infos(&queues)
+                .push_next(&mut f12);
+            let device = inst.create_device(pdev, &create, None)?;
+            let queue = device.get_device_queue(queue_family, 0);
+            let mem_props = inst.get_physical_device_memory_properties(pdev);
+            let ranges = [vk::PushConstantRange::default()
+                .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                .size(PUSH_BYTES)];
+            let layout = device.create_pipeline_layout(
+                &vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges),
+                None,
+            )?;
+            Ok(Arc::new(Context {
+                info,
+                device,
+                queue,
+                queue_family,
+                mem_props,
+                pipeline_layout: layout,
+                pipelines: Mutex::new(HashMap::new()),
+                _instance: instance,
+            }))
+        }
+    }
+
+    pub fn pipeline_layout(&self) -> vk::PipelineLayout {
+        self.pipeline_layout
+    }
+
+    fn memory_type(&self, bits: u32, kind: Memory) -> Option<u32> {
+        let types = &self.mem_props.memory_types[..self.mem_props.memory_type_count as usize];
+        let want = match kind {
+            Memory::Device => vk::MemoryPropertyFlags::DEVICE_LOCAL,
+            Memory::Host => {
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT
+            }
+        };
+        let ok = |i: usize| bits & (1 << i) != 0 && types[i].property_flags.contains(want);
+        match kind {
+            // Prefer cached host memory for readback; any coherent type will do.
+            Memory::Host => (0..types.len())
+                .find(|&i| {
+                    ok(i)
+                        && types[i]
+                            .property_flags
+                            .contains(vk::MemoryPropertyFlags::HOST_CACHED)
+                })
+                .or_else(|| (0..types.len()).find(|&i| ok(i))),
+            Memory::Device => (0..types.len())
+                .find(|&i| ok(i))
+                .or_else(|| (0..types.len()).find(|&i| bits & (1 << i) != 0)),
+        }
+        .map(|i| i as u32)
+    }
+
+    /// A buffer of `size` bytes (at least 16).
+    pub fn buffer(self: &Arc<Self>, size: u64, kind: Memory) -> Result<Buffer, VulkanError> {
+        let size = size.max(16);
+        if size > self.info.max_allocation && self.info.max_allocation > 0 {
+            return Err(VulkanError::TooLarge {
+                bytes: size,
+                limit: self.info.max_allocation,
+            });
+        }
+        let d = &self.device;
+        // SAFETY: creation, allocation and binding of a new buffer on this device; on error the
+        // partial objects are destroyed before returning.
+        unsafe {
+            let buffer = d.create_buffer(
+                &vk::BufferCreateInfo::default()
+                    .size(size)
+                    .usage(
+                        vk::BufferUsageFlags::STORAGE_BUFFER
+                            | vk::BufferUsageFlags::TRANSFER_SRC
+                            | vk::BufferUsageFlags::TRANSFER_DST
+                            | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+                    )
+                    .sharing_mode(vk::SharingMode::EXCLUSIVE),
+                None,
+            )?;
+            let req = d.get_buffer_memory_requirements(buffer);
+            let Some(ty) = self.memory_type(req.memory_type_bits, kind) else {
+                d.destroy_buffer(buffer, None);
+                return Err(VulkanError::NoMemoryType);
+            };
+            let mut flags = vk::MemoryAllocateFlagsInfo::default()
+                .flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+            let memory = match d.allocate_memory(
+                &vk::MemoryAllocateInfo::default()
+                    .allocation_size(req.size)
+                    .memory_type_index(ty)
+                    .push_next(&mut flags),
+                None,
+            ) {
+                Ok(m) => m,
+                Err(e) => {
+                    d.destroy_buffer(buffer, None);
+                    return Err(VulkanError::OutOfMemory {
+                        bytes: size,
+                        source: e,
+                    });
+                }
+            };
+            if let Err(e) = d.bind_buffer_memory(buffer, memory, 0) {
+                d.destroy_buffer(buffer, None);
+                d.free_memory(memory, None);
+                return Err(e.into());
+            }
+            let host_visible = self.mem_props.memory_types[ty as usize]
+                .property_flags
+                .contains(
+                    vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
+                );
+            let mapped = if host_visible {
+                d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())? as *mut u8
+            } else {
+                std::ptr::null_mut()
+            };
+            let address =
+                d.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(buffer));
+            Ok(Buffer {
+                ctx: self.clone(),
+                buffer,
+                memory,
+                size,
+                address,
+                mapped,
+            })
+        }
+    }
+
+    /// The pipeline of shader `name` with specialization constants 0 (the workgroup size), 1 and 2
+    /// (shape parameters some shaders declare; ignored by the others), created on first use.
+    pub fn pipeline(
+        &self,
+        name: &'static str,
+        spec: [u32; 3],
+    ) -> Result<vk::Pipeline, VulkanError> {
+        let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&p) = cache.get(&(name, spec)) {
+            return Ok(p);
+        }
+        let spv = SHADERS
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, b)| *b)
+            .ok_or(VulkanError::NoShader(name))?;
+        let words = ash::util::read_spv(&mut std::io::Cursor::new(spv))
+            .map_err(|e| VulkanError::Shader(format!("{name}: {e}")))?;
+        let d = &self.device;
+        // SAFETY: the SPIR-V was produced by glslang at build time; the create infos point at
+        // locals that outlive the calls.
+        unsafe {
+            let module =
+                d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)?;
+            let entries = [
+                vk::SpecializationMapEntry::default()
+                    .constant_id(0)
+                    .offset(0)
+                    .size(4),
+                vk::SpecializationMapEntry::default()
+                    .constant_id(1)
+                    .offset(4)
+                    .size(4),
+                vk::SpecializationMapEntry::default()
+                    .constant_id(2)
+                    .offset(8)
+                    .size(4),
+            ];
+            let data: Vec<u8> = spec.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let spec_info = vk::SpecializationInfo::default()
+                .map_entries(&entries)
+                .data(&data);
+            let stage = vk::PipelineShaderStageCreateInfo::default()
+                .stage(vk::ShaderStageFlags::COMPUTE)
+                .module(module)
+                .name(c"main")
+                .specialization_info(&spec_info);
+            let info = vk::ComputePipelineCreateInfo::default()
+                .stage(stage)
+                .layout(self.pipeline_layout);
+            let result = d.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
+            d.destroy_shader_module(module, None);
+            let p = result.map_err(|(_, e)| VulkanError::from(e))?[0];
+            cache.insert((name, spec), p);
+            Ok(p)
+        }
+    }
+
+    pub fn queue(&self) -> vk::Queue {
+        self.queue
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: the last reference is gone: no buffer, command pool or submission remains.
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            for (_, p) in self
+                .pipelines
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .drain()
+            {
+                self.device.destroy_pipeline(p, None);
+            }
+            self.device
+                .destroy_pipeline_layout(self.pipeline_layout, None);
+            self.device.destroy_device(None);
+        }
+    }
+}
+
+impl Buffer {
+    /// Whether the host can write and read it directly.
+    pub fn is_mapped(&self) -> bool {
+        !self.mapped.is_null()
+    }
+
+    /// Copies `data` into a mapped buffer at `offset`.
+    pub fn write(&self, offset: u64, data: &[u8]) {
+        assert!(self.is_mapped() && offset + data.len() as u64 <= self.size);
+        // SAFETY: in bounds of a live mapping; the GPU is not using this range (callers write
+        // before submitting work that reads it, or after waiting for it).
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr(),
+                self.mapped.add(offset as usize),
+                data.len(),
+            )
+        }
+    }
+
+    /// Copies `out.len()` bytes from a mapped buffer at `offset`.
+    pub fn read_into(&self, offset: u64, out: &mut [u8]) {
+        assert!(self.is_mapped() && offset + out.len() as u64 <= self.size);
+        // SAFETY: in bounds of a live mapping, after the fence of the work that wrote it.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.mapped.add(offset as usize),
+                out.as_mut_ptr(),
+                out.len(),
+            )
+        }
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: no recorded work uses a buffer once it is dropped (the recorder holds the
+        // buffers its pending commands use until their fence signals).
+        unsafe {
+            if !self.mapped.is_null() {
+                self.ctx.device.unmap_memory(self.memory);
+            }
+            self.ctx.device.destroy_buffer(self.buffer, None);
+            self.ctx.device.free_memory(self.memory, None);
+        }
+    }
+}
+
+/// Push constants: buffer addresses first (8-byte aligned), then 4-byte scalars.
+pub struct Push {
+    bytes: [u8; PUSH_BYTES as usize],
+    len: usize,
+}
+
+impl Push {
+    pub fn new() -> Push {
+        Push {
+            bytes: [0; PUSH_BYTES as usize],
+            len: 0,
+        }
+    }
+
+    pub fn addr(mut self, a: u64) -> Push {
+        assert!(
+            self.len.is_multiple_of(8),
+            "addresses come first in push constants"
+        );
+        self.bytes[self.len..self.len + 8].copy_from_slice(&a.to_le_bytes());
+        self.len += 8;
+        self
+    }
+
+    pub fn u32(mut self, v: u32) -> Push {
+        self.bytes[self.len..self.len + 4].copy_from_slice(&v.to_le_bytes());
+        self.len += 4;
+        self
+    }
+
+    pub fn f32(self, v: f32) -> Push {
+        self.u32(v.to_bits())
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        // Rounded up to 4 (always true) so the range is valid.
+        &self.bytes[..self.len]
+    }
+}
+
+impl Default for Push {
+    fn default() -> Self {
+        Push::new()
+    }
+}

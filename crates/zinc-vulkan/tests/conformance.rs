@@ -1,0 +1,56 @@
+//! The conformance suite on the Vulkan backend (lavapipe in CI), under the Khronos validation
+//! layer: every op and format agrees with the reference math, and the layer reports no error.
+
+use zinc_backend::conformance::{run, Tolerance};
+use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
+
+/// Threads per mat-vec row: 1 is lavapipe's own choice; 32 runs the mat-vec a GPU gets (row
+/// reductions through shared memory).
+#[test]
+fn vulkan_backend_conforms_without_validation_errors() {
+    for tpr in [1, 32] {
+        conforms(tpr);
+    }
+}
+
+fn conforms(tpr: u32) {
+    let b = VulkanBackend::new(&VulkanOptions {
+        device: None,
+        validation: true,
+        threads_per_row: Some(tpr),
+    })
+    .expect("a Vulkan device with the validation layer (CI installs lavapipe and vulkan-validationlayers)");
+    eprintln!(
+        "device: {} ({}), {tpr} threads per row",
+        b.device().name,
+        b.device().driver_info
+    );
+    // ZINC_CONFORMANCE_FILTER=text runs only the cases whose name contains it (debugging).
+    let filter = std::env::var("ZINC_CONFORMANCE_FILTER").ok();
+    let results = run(&b, &Tolerance::exact_f32(), filter.as_deref()).expect("suite");
+    for r in &results {
+        eprintln!(
+            "{:>6.3} {} {} {}",
+            r.worst,
+            if r.ok { "ok  " } else { "FAIL" },
+            r.name,
+            if r.ok { "" } else { &r.detail }
+        );
+    }
+    let failed: Vec<_> = results.iter().filter(|r| !r.ok).collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {} cases failed: {failed:#?}",
+        failed.len(),
+        results.len()
+    );
+    if filter.is_none() {
+        assert!(results.len() > 60, "only {} cases ran", results.len());
+    }
+    drop(b);
+    assert_eq!(
+        validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+}
