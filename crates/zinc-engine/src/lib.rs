@@ -240,6 +240,51 @@ impl<'e, B: Backend> Session<'e, B> {
         Ok(Some(out))
     }
 
+    /// Appends `tokens` and returns the last token's logits left on the device (for argmax there:
+    /// greedy decoding then reads back one id, not `n_vocab` floats). `None` when cancelled.
+    fn eval_last_on_device(
+        &mut self,
+        tokens: &[u32],
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Option<B::Tensor>, EngineError> {
+        let e = self.engine;
+        if self.tokens.len() + tokens.len() > self.n_ctx {
+            return Err(EngineError::ContextOverflow {
+                prompt: self.tokens.len() + tokens.len(),
+                n_ctx: self.n_ctx,
+            });
+        }
+        let mut last = None;
+        for chunk in tokens.chunks(e.batch.max(1)) {
+            if cancelled() {
+                return Ok(None);
+            }
+            let start = self.tokens.len() as u32;
+            let positions: Vec<u32> = (start..start + chunk.len() as u32).collect();
+            last = Some(e.model.forward(
+                &e.backend,
+                &mut self.cache,
+                chunk,
+                &positions,
+                &[chunk.len() - 1],
+            )?);
+            self.tokens.extend_from_slice(chunk);
+        }
+        Ok(last)
+    }
+
+    /// The greedy choice after `tokens`, computed where the logits are.
+    fn eval_argmax(
+        &mut self,
+        tokens: &[u32],
+        cancelled: &dyn Fn() -> bool,
+    ) -> Result<Option<u32>, EngineError> {
+        let e = self.engine;
+        Ok(self
+            .eval_last_on_device(tokens, cancelled)?
+            .and_then(|t| e.backend.argmax(&t).first().copied()))
+    }
+
     /// Generates after `prompt`; `on_text` receives text as soon as it is final (never half a
     /// character, never a possible start of a stop string) and returns `false` to stop.
     pub fn generate(
@@ -283,10 +328,28 @@ impl<'e, B: Backend> Session<'e, B> {
             prompt_time,
             gen_time: Duration::ZERO,
         };
-        let Some(mut last) = self.eval_until(prompt, Logits::Last, cancelled)? else {
-            return Ok(cancelled_gen(t0.elapsed()));
-        };
-        let mut logits = last.pop().unwrap_or_default();
+        // Plain greedy decoding needs only the best id: the backend finds it and one u32 comes
+        // back per token. Anything that looks at the distribution reads the logits.
+        let c = &params.sampler;
+        let on_device = c.is_greedy()
+            && c.repeat_penalty == 1.0
+            && c.presence_penalty == 0.0
+            && c.frequency_penalty == 0.0
+            && params.logit_bias.is_empty()
+            && params.logprobs.is_none();
+        let mut logits = Vec::new();
+        let mut next = 0u32;
+        if on_device {
+            let Some(id) = self.eval_argmax(prompt, cancelled)? else {
+                return Ok(cancelled_gen(t0.elapsed()));
+            };
+            next = id;
+        } else {
+            let Some(mut last) = self.eval_until(prompt, Logits::Last, cancelled)? else {
+                return Ok(cancelled_gen(t0.elapsed()));
+            };
+            logits = last.pop().unwrap_or_default();
+        }
         let prompt_time = t0.elapsed();
         let t1 = Instant::now();
         let mut sampler = Sampler::new(params.sampler.clone());
@@ -302,12 +365,16 @@ impl<'e, B: Backend> Session<'e, B> {
                 break;
             }
             let logprobs = params.logprobs.map(|_| log_softmax(&logits));
-            for &(id, bias) in &params.logit_bias {
-                if let Some(l) = logits.get_mut(id as usize) {
-                    *l += bias;
+            let id = if on_device {
+                next
+            } else {
+                for &(id, bias) in &params.logit_bias {
+                    if let Some(l) = logits.get_mut(id as usize) {
+                        *l += bias;
+                    }
                 }
-            }
-            let id = sampler.sample(&mut logits, &history);
+                sampler.sample(&mut logits, &history)
+            };
             if !params.ignore_eos && e.tokenizer.is_eog(id) {
                 finish = Finish::Stop;
                 break;
@@ -337,7 +404,11 @@ impl<'e, B: Backend> Session<'e, B> {
                 finish = Finish::Length;
                 break;
             }
-            logits = self.eval(&[id], Logits::Last)?.pop().unwrap_or_default();
+            if on_device {
+                next = self.eval_argmax(&[id], &|| false)?.unwrap_or_default();
+            } else {
+                logits = self.eval(&[id], Logits::Last)?.pop().unwrap_or_default();
+            }
         }
         if finish != Finish::Cancelled && !stops.hit {
             let tail = stops.finish(&decoder.finish());

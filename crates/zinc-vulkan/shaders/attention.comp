@@ -49,6 +49,61 @@ shared float qs[MAX_HEAD_DIM];
 shared float acc[MAX_HEAD_DIM];
 shared float ps[WG];
 
+float round_f16(float v) {
+    return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x;
+}
+
+// Fewer than 64 query rows: the CPU backend's arithmetic (llama.cpp's CPU flash attention), so
+// decoding follows the CPU oracle — Q rounded to f16, keys taken one at a time with an online
+// softmax, the V accumulator rounded to f16 after every update.
+void attend_f16(uint t, uint h, uint tid, uint hd, uint kvh, uint kv_dim, uint qoff, uint lo, uint p) {
+    for (uint d = tid; d < hd; d += WG) {
+        qs[d] = round_f16(pc.q.v[qoff + d]);
+        acc[d] = 0.0;
+    }
+    barrier();
+    float m = NEG_BIG;
+    float sum = 0.0;
+    for (uint c = lo; c <= p; c++) {
+        uint kb = c * kv_dim + kvh * hd;
+        float part = 0.0;
+        for (uint d = tid; d < hd; d += WG) {
+            part += qs[d] * unpackHalf2x16(pc.kc.v[(kb + d) / 2u])[(kb + d) & 1u];
+        }
+        ps[tid] = part;
+        for (uint s2 = 1u; s2 < WG; s2 *= 2u) {
+            barrier();
+            if ((tid % (2u * s2)) == 0u && tid + s2 < WG) {
+                ps[tid] += ps[tid + s2];
+            }
+        }
+        barrier();
+        float s = ps[0] * pc.scale;
+        barrier(); // all have read the score before ps is reused
+        float ms = 1.0;
+        float vs = 1.0;
+        if (s > m) {
+            ms = exp(m - s);
+            m = s;
+        } else {
+            vs = exp(s - m);
+        }
+        for (uint d = tid; d < hd; d += WG) {
+            float a = acc[d];
+            if (ms != 1.0) {
+                a = round_f16(a * ms);
+            }
+            float v = unpackHalf2x16(pc.vc.v[(kb + d) / 2u])[(kb + d) & 1u];
+            acc[d] = round_f16(fma(v, vs, a));
+        }
+        sum = sum * ms + vs;
+    }
+    float inv = (sum == 0.0) ? 0.0 : 1.0 / sum;
+    for (uint d = tid; d < hd; d += WG) {
+        pc.o.v[qoff + d] = acc[d] * inv;
+    }
+}
+
 void main() {
     uint h = gl_WorkGroupID.x;
     uint t = gl_WorkGroupID.y;
@@ -61,12 +116,16 @@ void main() {
     uint kv_dim = pc.n_head_kv * hd;
     uint qoff = (t * pc.n_head + h) * hd;
 
+    uint p = pc.pos.v[t];
+    uint lo = (pc.window > 0u && p + 1u > pc.window) ? p + 1u - pc.window : 0u;
+    if (pc.nrows < 64u) {
+        attend_f16(t, h, tid, hd, kvh, kv_dim, qoff, lo, p);
+        return;
+    }
     for (uint d = tid; d < hd; d += WG) {
         qs[d] = pc.q.v[qoff + d];
         acc[d] = 0.0;
     }
-    uint p = pc.pos.v[t];
-    uint lo = (pc.window > 0u && p + 1u > pc.window) ? p + 1u - pc.window : 0u;
     float m = NEG_BIG;
     float l = 0.0;
     barrier();

@@ -30,6 +30,7 @@ layout(push_constant, std430) uniform PC {
     Floats x;
     Floats y;
     Floats o;
+    Floats gelu_table; // 65,536 f32: GELU of every f16 value, indexed by its bits (op 5)
     uint n;
     uint ncols;
     uint op;
@@ -64,6 +65,9 @@ float round_f16(float v) {
     return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x;
 }
 
+// GELU as the CPU backend (and ggml's CPU backend) computes it: the input rounded to f16 looks
+// up a table of f16-rounded results, built on the host by the CPU backend's own code, so both
+// backends produce the same bits.
 float gelu(float g) {
     if (g <= -10.0) {
         return 0.0;
@@ -71,9 +75,7 @@ float gelu(float g) {
     if (g >= 10.0) {
         return g;
     }
-    float h = round_f16(g);
-    float r = 0.5 * h * (1.0 + safe_tanh(0.7978845608 * h * (1.0 + 0.044715 * h * h)));
-    return round_f16(r);
+    return pc.gelu_table.v[packHalf2x16(vec2(g, 0.0)) & 0xffffu];
 }
 
 void main() {

@@ -11,12 +11,13 @@
 //   scale : Floats — per-expert output scales, read only when has_scale != 0
 // Push constants (std430, in order): Words w; Floats x; Floats y; Words ids; Floats scale;
 //   uint ncols; uint nrows; uint row_bytes; uint expert_bytes; uint nslots; uint k;
-//   uint x_per_slot; uint has_scale.
+//   uint x_per_slot; uint has_scale; uint row0 (the first row of each expert used: a fused
+//   gate/up tensor's up half starts at row n_ff).
 // Specialization constant 0: WG, the workgroup size (default 64; any value ≥ 1).
 // Dispatch: (min(nrows, 65535), nslots, ceil(nrows / 65535)) workgroups: row r = wg_linear()
 //   (rows past nrows exit), slot s = gl_WorkGroupID.y.
 // e = ids[s]; xrow = x_per_slot != 0 ? s : s / k;
-// y[s·nrows + r] = (Σ_c dequant(w, e·expert_bytes + r·row_bytes, c) · x[xrow·ncols + c])
+// y[s·nrows + r] = (Σ_c dequant(w, e·expert_bytes + (row0 + r)·row_bytes, c) · x[xrow·ncols + c])
 //                  · (has_scale != 0 ? scale[e] : 1), reduced through shared memory.
 
 #include "common.glsl"
@@ -39,6 +40,7 @@ layout(push_constant, std430) uniform PC {
     uint k;
     uint x_per_slot;
     uint has_scale;
+    uint row0;
 } pc;
 
 shared float red[WG];
@@ -51,7 +53,7 @@ void main() {
     }
     uint tid = gl_LocalInvocationID.x;
     uint e = pc.ids.v[s];
-    uint row_byte = e * pc.expert_bytes + r * pc.row_bytes;
+    uint row_byte = e * pc.expert_bytes + (pc.row0 + r) * pc.row_bytes;
     uint xrow = (pc.x_per_slot != 0u) ? s : s / pc.k;
     uint xo = xrow * pc.ncols;
 

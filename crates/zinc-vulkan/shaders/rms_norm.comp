@@ -28,6 +28,7 @@ layout(push_constant, std430) uniform PC {
 } pc;
 
 shared float red[WG];
+shared float red_lo[WG];
 
 void main() {
     uint g = wg_linear();
@@ -37,21 +38,40 @@ void main() {
     uint tid = gl_LocalInvocationID.x;
     uint base = g * pc.group;
 
-    float sum = 0.0;
+    // Σ x² as a double-float (hi + lo, error-free two-sums): the CPU backend sums the f32
+    // squares in f64, and this gets the same mean to the last bit in practice, without needing
+    // shaderFloat64 (Intel Arc has none). `precise` keeps the compiler from fusing or reordering.
+    precise float hi = 0.0;
+    precise float lo = 0.0;
     for (uint j = tid; j < pc.group; j += WG) {
         float v = pc.x.v[base + j];
-        sum += v * v;
+        precise float p = v * v;
+        precise float s = hi + p;
+        precise float bp = s - hi;
+        lo += (hi - (s - bp)) + (p - bp);
+        hi = s;
     }
-    red[tid] = sum;
-    for (uint s = 1u; s < WG; s *= 2u) {
+    red[tid] = hi;
+    red_lo[tid] = lo;
+    for (uint st = 1u; st < WG; st *= 2u) {
         barrier();
-        if ((tid % (2u * s)) == 0u && tid + s < WG) {
-            red[tid] += red[tid + s];
+        if ((tid % (2u * st)) == 0u && tid + st < WG) {
+            precise float a = red[tid];
+            precise float b = red[tid + st];
+            precise float s = a + b;
+            precise float bp = s - a;
+            precise float e = (a - (s - bp)) + (b - bp);
+            red[tid] = s;
+            red_lo[tid] = red_lo[tid] + red_lo[tid + st] + e;
         }
     }
     barrier();
-    float mean = red[0] / float(pc.group);
-    float scale = inversesqrt(mean + pc.eps);
+    // mean = (hi + lo) / n rounded once, as (f64 sum / n) as f32 is.
+    precise float n = float(pc.group);
+    precise float q = red[0] / n;
+    precise float r = fma(-q, n, red[0]) + red_lo[0];
+    precise float mean = q + r / n;
+    precise float scale = 1.0 / sqrt(mean + pc.eps);
     for (uint j = tid; j < pc.group; j += WG) {
         pc.x.v[base + j] = (pc.x.v[base + j] * scale) * pc.w.v[j];
     }

@@ -391,6 +391,8 @@ pub struct VulkanBackend {
     ctx: Arc<Context>,
     /// Mat-vec threads per weight row: 1 on CPU devices (no barriers), 32 on GPUs.
     threads_per_row: u32,
+    /// `zinc_backend::cpu::gelu_f16_table()` on the device (GeGLU follows the CPU bit for bit).
+    gelu_table: Buffer,
     rec: Mutex<Recorder>,
     pool: Arc<Pool>,
     stats: Stats,
@@ -436,16 +438,50 @@ impl VulkanBackend {
             } else {
                 32
             });
-        Ok(VulkanBackend {
+        let table = f32s(zinc_backend::cpu::gelu_f16_table());
+        let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
+        let rec = Recorder::new(&ctx)?;
+        let b = VulkanBackend {
             threads_per_row,
-            rec: Mutex::new(Recorder::new(&ctx)?),
+            gelu_table,
+            rec: Mutex::new(rec),
             pool: Arc::new(Pool {
                 ctx: ctx.clone(),
                 free: Mutex::new(HashMap::new()),
             }),
             ctx,
             stats: Stats::default(),
-        })
+        };
+        b.upload_to(&b.gelu_table, &table)?;
+        Ok(b)
+    }
+
+    /// Copies `bytes` into a device buffer: directly when it is mapped, else through staging.
+    fn upload_to(&self, buf: &Buffer, bytes: &[u8]) -> Result<(), VulkanError> {
+        if buf.is_mapped() {
+            buf.write(0, bytes);
+        } else {
+            let mut rec = self.rec();
+            rec.submit(&self.stats)?;
+            let staging = self
+                .ctx
+                .buffer(STAGING_BYTES.min(bytes.len() as u64), Memory::Host)?;
+            for (i, chunk) in bytes.chunks(staging.size as usize).enumerate() {
+                staging.write(0, chunk);
+                rec.copy(
+                    staging.buffer,
+                    0,
+                    buf.buffer,
+                    i as u64 * staging.size,
+                    chunk.len() as u64,
+                )?;
+                rec.submit(&self.stats)?;
+            }
+        }
+        self.stats
+            .uploaded_bytes
+            .fetch_add(bytes.len() as u64, Relaxed);
+        Ok(())
     }
 
     pub fn device(&self) -> &crate::DeviceInfo {
@@ -502,6 +538,7 @@ impl VulkanBackend {
             .addr(x)
             .addr(y)
             .addr(o)
+            .addr(self.gelu_table.address)
             .u32(n as u32)
             .u32(ncols as u32)
             .u32(op)
@@ -532,10 +569,35 @@ impl VulkanBackend {
         out
     }
 
+    /// The activations a dot product with `ty` weights sees: rounded as the CPU backend and
+    /// llama.cpp quantize them (Q8_0/Q8_1 for legacy formats, Q8_K for k-quants, f16/bf16 for
+    /// those floats), so results follow the CPU oracle. `None`: use `x` as it is (f32).
+    fn dot_input(&self, ty: GgmlType, x: &VkTensor) -> Option<VkTensor> {
+        use GgmlType as T;
+        let (mode, block) = match ty {
+            T::F32 => return None,
+            T::F16 => (3, 1),
+            T::BF16 => (4, 1),
+            T::Q4_0 | T::Q5_0 | T::Q8_0 | T::IQ4_NL | T::MXFP4 | T::Q4_1 | T::Q5_1 => (1, 32),
+            _ => (2, 256),
+        };
+        let out = self.new_tensor(x.rows, x.cols);
+        let n = x.len() / block;
+        let push = Push::new()
+            .addr(x.addr())
+            .addr(out.addr())
+            .u32(n as u32)
+            .u32(mode);
+        self.run("act_quant", 64, fold(n.div_ceil(64)), push);
+        Some(out)
+    }
+
     /// `y = W · x` for rows of a (possibly expert-offset) weight.
     fn project(&self, w: &VkWeight, x: &VkTensor) -> VkTensor {
         let (rows, cols) = (w.rows(), w.cols());
         let out = self.new_tensor(x.rows, rows);
+        let xq = self.dot_input(w.ty, x);
+        let x = xq.as_ref().unwrap_or(x);
         let push = Push::new()
             .addr(w.buf.address)
             .addr(x.addr())
@@ -575,9 +637,10 @@ impl VulkanBackend {
         let expert_rows = w.rows();
         let expert_bytes = expert_rows as u64 * w.row_bytes;
         let out = self.new_tensor(nslots, nrows);
-        let base = w.buf.address + row_offset as u64 * w.row_bytes;
+        let xq = self.dot_input(w.ty, x);
+        let x = xq.as_ref().unwrap_or(x);
         let push = Push::new()
-            .addr(base)
+            .addr(w.buf.address)
             .addr(x.addr())
             .addr(out.addr())
             .addr(ids)
@@ -589,7 +652,8 @@ impl VulkanBackend {
             .u32(nslots as u32)
             .u32(k as u32)
             .u32(x_per_slot as u32)
-            .u32(scale.is_some() as u32);
+            .u32(scale.is_some() as u32)
+            .u32(row_offset as u32);
         let mut g = fold(nrows);
         g[1] = nslots as u32;
         self.run(variant("moe_matvec", w.ty), 64, g, push);
@@ -654,29 +718,7 @@ impl Backend for VulkanBackend {
         let row_bytes = ty.row_bytes(cols).unwrap_or(0);
         let upload = || -> Result<Buffer, VulkanError> {
             let buf = self.ctx.buffer(bytes.len() as u64, Memory::Device)?;
-            if buf.is_mapped() {
-                buf.write(0, &bytes);
-            } else {
-                let mut rec = self.rec();
-                rec.submit(&self.stats)?;
-                let staging = self
-                    .ctx
-                    .buffer(STAGING_BYTES.min(bytes.len() as u64), Memory::Host)?;
-                for (i, chunk) in bytes.chunks(staging.size as usize).enumerate() {
-                    staging.write(0, chunk);
-                    rec.copy(
-                        staging.buffer,
-                        0,
-                        buf.buffer,
-                        i as u64 * staging.size,
-                        chunk.len() as u64,
-                    )?;
-                    rec.submit(&self.stats)?;
-                }
-            }
-            self.stats
-                .uploaded_bytes
-                .fetch_add(bytes.len() as u64, Relaxed);
+            self.upload_to(&buf, &bytes)?;
             Ok(buf)
         };
         let buf = upload().map_err(|e| BackendError::BadShape {

@@ -5,7 +5,7 @@
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 
-mod dot;
+pub(crate) mod dot;
 
 use std::sync::Arc;
 
@@ -352,7 +352,9 @@ fn silu(x: f32) -> f32 {
 }
 
 /// GELU (tanh form) of every f16 value, rounded to f16: ggml's table, built once.
-fn gelu_f16_table() -> &'static [f32] {
+/// GELU of every f16 value (indexed by its bits), rounded to f16: ggml's CPU table. Public so
+/// GPU backends can use the same values.
+pub fn gelu_f16_table() -> &'static [f32] {
     static TABLE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
         const SQRT_2_OVER_PI: f32 = 0.797_884_6;
