@@ -30,6 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         embd_type: GgmlType::Q8_0,
         fused_gate_up: false,
         expert_scales: false,
+        random_blocks: false,
         seed: 20261130,
     };
     write_synthetic(&base, &dir.join("qwen3-tiny.gguf"))?;

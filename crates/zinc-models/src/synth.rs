@@ -34,6 +34,110 @@ pub struct SynthSpec {
     /// MoE: per-expert `.scale` tensors on the expert projections.
     pub expert_scales: bool,
     pub seed: u64,
+    /// Quantized tensors as random blocks with finite scales, generated while the file is
+    /// written (no quantization, no copy in memory): how full-size benchmark models are made.
+    /// Otherwise random f32 values are quantized (small test models that llama.cpp checks).
+    pub random_blocks: bool,
+}
+
+/// Full-size shapes of released models, for benchmarks (`zinc synth --preset`).
+pub fn preset(name: &str) -> Option<SynthSpec> {
+    let base = |arch: &str, n_embd, n_layer, n_head, n_head_kv, n_ff| SynthSpec {
+        arch: arch.into(),
+        n_vocab: 151_936,
+        n_embd,
+        n_layer,
+        n_head,
+        n_head_kv,
+        head_dim: 128,
+        n_ff,
+        n_expert: 0,
+        n_expert_used: 0,
+        weight_type: GgmlType::Q4_K,
+        wide_type: GgmlType::Q6_K,
+        embd_type: GgmlType::Q4_K,
+        fused_gate_up: false,
+        expert_scales: false,
+        seed: 42,
+        random_blocks: true,
+    };
+    Some(match name {
+        "qwen3-0.6b" => base("qwen3", 1024, 28, 16, 8, 3072),
+        "qwen3-8b" => base("qwen3", 4096, 36, 32, 8, 12288),
+        "qwen3-30b-a3b" => SynthSpec {
+            n_expert: 128,
+            n_expert_used: 8,
+            ..base("qwen3moe", 2048, 48, 32, 4, 768)
+        },
+        _ => return None,
+    })
+}
+
+/// The preset names [`preset`] knows.
+pub const PRESETS: &[&str] = &["qwen3-0.6b", "qwen3-8b", "qwen3-30b-a3b"];
+
+/// Sets a file type's formats: `q4_k_m` is Q4_K everywhere except Q6_K for `attn_v`,
+/// `ffn_down` and `output`; `q8_0` and `f16` use one type throughout.
+pub fn apply_file_type(spec: &mut SynthSpec, file_type: &str) -> Option<()> {
+    let (w, wide, embd) = match file_type {
+        "q4_k_m" => (GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::Q4_K),
+        "q8_0" => (GgmlType::Q8_0, GgmlType::Q8_0, GgmlType::Q8_0),
+        "q4_0" => (GgmlType::Q4_0, GgmlType::Q4_0, GgmlType::Q4_0),
+        "f16" => (GgmlType::F16, GgmlType::F16, GgmlType::F16),
+        _ => return None,
+    };
+    spec.weight_type = w;
+    spec.wide_type = wide;
+    spec.embd_type = embd;
+    Some(())
+}
+
+/// The bytes of every f16 scale within a block of `ty` (set finite; the rest stays random).
+fn scale_offsets(ty: GgmlType) -> &'static [usize] {
+    use GgmlType as T;
+    match ty {
+        T::Q4_0 | T::Q5_0 | T::Q8_0 | T::IQ4_NL | T::Q4_1 | T::Q5_1 => &[0],
+        T::Q2_K => &[80, 82],
+        T::Q3_K => &[108],
+        T::Q4_K | T::Q5_K => &[0, 2],
+        T::Q6_K => &[208],
+        T::IQ4_XS => &[0],
+        _ => &[],
+    }
+}
+
+/// Fills `buf` with random blocks of `ty` whose f16 scales are small finite values.
+fn random_blocks(ty: GgmlType, seed: u64, buf: &mut [u8]) {
+    let mut x = seed | 1;
+    let mut next = || {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    };
+    for chunk in buf.chunks_mut(8) {
+        let v = next().to_le_bytes();
+        chunk.copy_from_slice(&v[..chunk.len()]);
+    }
+    let bs = ty.type_size();
+    match ty {
+        GgmlType::F16 => {
+            for h in buf.chunks_exact_mut(2) {
+                let v = (next() >> 40) as f32 / (1u64 << 24) as f32 * 0.02 - 0.01;
+                h.copy_from_slice(&half::f16::from_f32(v).to_le_bytes());
+            }
+        }
+        _ => {
+            let offs = scale_offsets(ty);
+            for block in buf.chunks_exact_mut(bs) {
+                for &o in offs {
+                    // 2^-10 .. 2^-7: small, finite, never subnormal.
+                    let v = half::f16::from_f32(1.0 / (128 << (next() % 4)) as f32);
+                    block[o..o + 2].copy_from_slice(&v.to_le_bytes());
+                }
+            }
+        }
+    }
 }
 
 /// xorshift64*: a tiny, dependency-free, reproducible generator.
@@ -131,6 +235,7 @@ pub fn write_synthetic(spec: &SynthSpec, path: &Path) -> Result<(), GgufError> {
     w.set("tokenizer.ggml.add_bos_token", Value::Bool(false))?;
 
     let mut rng = Rng(spec.seed | 1);
+    let mut count = 0u64;
     let mut add = |w: &mut GgufWriter,
                    name: &str,
                    ty: GgmlType,
@@ -138,6 +243,14 @@ pub fn write_synthetic(spec: &SynthSpec, path: &Path) -> Result<(), GgufError> {
                    scale: f32,
                    offset: f32|
      -> Result<(), GgufError> {
+        count += 1;
+        if spec.random_blocks && ty != GgmlType::F32 {
+            let seed = spec.seed ^ count.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            let fill = move |buf: &mut [u8]| random_blocks(ty, seed, buf);
+            return w
+                .add_tensor_generated(name, ty, dims, Box::new(fill))
+                .map(|_| ());
+        }
         let n: u64 = dims.iter().product();
         let vals: Vec<f32> = (0..n).map(|_| offset + scale * rng.next_f32()).collect();
         w.add_f32_tensor(name, ty, dims, &vals).map(|_| ())

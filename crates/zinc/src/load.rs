@@ -35,6 +35,31 @@ pub struct ModelArgs {
     pub vulkan_validation: bool,
 }
 
+/// Backend options without a model (`zinc selftest`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct ModelArgsLite {
+    /// Backend: `cpu` or `vulkan` (`auto`: a Vulkan GPU when there is one, else the CPU).
+    #[arg(long, default_value = "auto")]
+    pub backend: String,
+    /// Vulkan device index (see `zinc check`).
+    #[arg(long)]
+    pub device: Option<usize>,
+    /// Run Vulkan with the Khronos validation layer.
+    #[arg(long)]
+    pub vulkan_validation: bool,
+}
+
+/// `choose` for commands without a model.
+pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
+    choose(&ModelArgs {
+        model: PathBuf::new(),
+        threads: None,
+        backend: a.backend.clone(),
+        device: a.device,
+        vulkan_validation: a.vulkan_validation,
+    })
+}
+
 /// The backend a command runs on, resolved from `--backend`.
 pub enum BackendChoice {
     Cpu,

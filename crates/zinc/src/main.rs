@@ -1,11 +1,14 @@
 //! The `zinc` binary: argument parsing and turning library errors into one clear line.
 
 mod bench;
+mod check;
 mod inspect;
 mod load;
 mod perplexity;
 mod run;
+mod selftest;
 mod serve;
+mod synth;
 mod tokenize;
 
 use std::process::ExitCode;
@@ -35,6 +38,12 @@ enum Command {
     Perplexity(perplexity::PerplexityArgs),
     /// Prompt and generation speed, like llama-bench.
     Bench(bench::BenchArgs),
+    /// GPUs, drivers and features; which backend `run` would pick; whether a model fits.
+    Check(check::CheckArgs),
+    /// Run the backend conformance suite (every op and format against reference math).
+    Selftest(selftest::SelftestArgs),
+    /// Write a full-size GGUF with random weights in a real model's shape (for benchmarks).
+    Synth(synth::SynthArgs),
     /// Serve an OpenAI-compatible API and the chat UI over HTTP.
     Serve(serve::ServeArgs),
     /// `serve`, then open the chat UI in the browser.
@@ -53,6 +62,9 @@ fn main() -> ExitCode {
         Command::Logits(args) => run::logits(&args),
         Command::Perplexity(args) => perplexity::perplexity(&args),
         Command::Bench(args) => bench::bench(&args),
+        Command::Check(args) => check::check(&args),
+        Command::Selftest(args) => selftest::selftest(&args),
+        Command::Synth(args) => synth::synth(&args),
         Command::Serve(args) => serve::serve(&args),
         Command::Chat(args) => serve::chat(&args),
         Command::Tokenize(args) => tokenize::tokenize(&args),
