@@ -128,10 +128,13 @@ fn fit(args: &CheckArgs, device: Option<&DeviceInfo>) -> Result<()> {
         "model {}: {} ({}, {} layers) — weights {}, KV cache for {n_ctx} tokens {}, working memory ~{}: {} in all",
         path.display(),
         hp.arch,
-        zinc_models::supported_architectures::<zinc_backend::cpu::CpuBackend>()
+        if zinc_models::supported_architectures::<zinc_backend::cpu::CpuBackend>()
             .contains(&hp.arch.as_str())
-            .then_some("supported")
-            .unwrap_or("not supported"),
+        {
+            "supported"
+        } else {
+            "not supported"
+        },
         hp.n_layer,
         gib(weights),
         gib(kv),
