@@ -25,6 +25,9 @@ pub enum EngineError {
     Model(#[from] ModelError),
     #[error(transparent)]
     Tokenizer(#[from] zinc_tokenizer::TokenizerError),
+    /// The model or backend stopped mid-step (reported by callers that contain panics).
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// A loaded model ready to serve sessions.

@@ -5,7 +5,12 @@ use std::path::PathBuf;
 use zinc_quant::{dequantize_to_vec, GgmlType, SUPPORTED};
 
 fn fixture_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/quant")
+    // The run-time CARGO_MANIFEST_DIR first: a target dir shared between clones can hold a test
+    // binary compiled with another clone's path.
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    dir.join("../../tests/fixtures/quant")
 }
 
 #[test]

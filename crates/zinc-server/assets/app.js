@@ -315,8 +315,9 @@
   }
 
   function safeUrl(escapedUrl) {
-    // The URL is already HTML-escaped; only http(s) is let through.
-    return /^https?:\/\/[^\s]+$/i.test(escapedUrl) ? escapedUrl : null;
+    // The URL is already HTML-escaped; only http(s) is let through, and never a placeholder of
+    // an already-rendered piece (\u0000N\u0000), whose HTML would land inside the href.
+    return /^https?:\/\/[^\s\u0000"'<>]+$/i.test(escapedUrl) ? escapedUrl : null;
   }
 
   function link(escapedUrl, labelHtml) {
@@ -345,7 +346,7 @@
       return u ? keep(link(u, labelHtml)) : keep(labelHtml);
     });
     // <http://url>
-    s = s.replace(/&lt;(https?:\/\/[^\s]+?)&gt;/gi, (whole, url) => {
+    s = s.replace(/&lt;(https?:\/\/[^\s\u0000]+?)&gt;/gi, (whole, url) => {
       const u = safeUrl(url);
       return u ? keep(link(u, u)) : whole;
     });

@@ -54,7 +54,7 @@ pub(crate) async fn chat(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = body_bytes(body, s.cfg.max_body)?;
-    let req: ChatRequest = parse_body(&body, Some(CHAT_FIELDS))?;
+    let req: ChatRequest = parse_request(&body, CHAT_FIELDS)?;
     check_model(&s, req.model.as_deref())?;
     if let Some(n) = req.n {
         if n != 1 {
@@ -129,7 +129,7 @@ pub(crate) async fn completion(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = body_bytes(body, s.cfg.max_body)?;
-    let req: CompletionRequest = parse_body(&body, Some(COMPLETION_FIELDS))?;
+    let req: CompletionRequest = parse_request(&body, COMPLETION_FIELDS)?;
     check_model(&s, req.model.as_deref())?;
     for (name, v) in [("n", req.n), ("best_of", req.best_of)] {
         if let Some(v) = v {
@@ -239,7 +239,7 @@ pub(crate) async fn apply_template(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let body = body_bytes(body, s.cfg.max_body)?;
-    let req: ChatRequest = parse_body(&body, Some(CHAT_FIELDS))?;
+    let req: ChatRequest = parse_request(&body, CHAT_FIELDS)?;
     let prompt = render_chat(&s, &req)?;
     Ok(Json(serde_json::json!({ "prompt": prompt })).into_response())
 }

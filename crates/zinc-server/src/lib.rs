@@ -90,6 +90,7 @@ fn router(state: Shared) -> Router {
         .route("/detokenize", post(detokenize))
         .route("/apply-template", post(completions::apply_template))
         .route("/metrics", get(metrics))
+        .route_layer(middleware::from_fn(require_json))
         .route_layer(middleware::from_fn_with_state(state.clone(), require_key));
     Router::new()
         .route("/", get(index))
@@ -154,6 +155,29 @@ pub fn serve_blocking(
         .build()
         .map_err(ServerError::Serve)?;
     rt.block_on(serve(cfg, model, worker, metrics, on_listening))
+}
+
+/// POST bodies must say they are JSON: a cross-site form or `text/plain` post (which browsers
+/// send without a CORS preflight) cannot then start work on a local server.
+async fn require_json(req: Request, next: Next) -> Response {
+    if req.method() == axum::http::Method::POST {
+        let ct = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let essence = ct.split(';').next().unwrap_or("").trim();
+        if !essence.eq_ignore_ascii_case("application/json") {
+            return ApiError::status(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                format!(
+                    "Request bodies must be JSON with Content-Type: application/json (got {ct:?})"
+                ),
+            )
+            .into_response();
+        }
+    }
+    next.run(req).await
 }
 
 /// Reads the body under the size limit; an over-long body is OpenAI's 413.
@@ -256,8 +280,16 @@ async fn style_css() -> Response {
     )
 }
 
-async fn health() -> Response {
-    Json(serde_json::json!({ "status": "ok" })).into_response()
+/// `ok` while the engine serves; after an engine failure, `degraded` with the count (the thread
+/// goes on serving, but the device may be in a bad state).
+async fn health(State(s): State<Shared>) -> Response {
+    let failures = s.metrics.engine_failures.load(Relaxed);
+    if failures == 0 {
+        Json(serde_json::json!({ "status": "ok" })).into_response()
+    } else {
+        Json(serde_json::json!({ "status": "degraded", "engine_failures": failures }))
+            .into_response()
+    }
 }
 
 async fn metrics(State(s): State<Shared>) -> Response {

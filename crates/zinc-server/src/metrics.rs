@@ -17,6 +17,8 @@ pub struct Metrics {
     pub generated_tokens: AtomicU64,
     pub cancelled: AtomicU64,
     pub completed: AtomicU64,
+    /// Jobs that ended in a panic of the model or backend.
+    pub engine_failures: AtomicU64,
     pub queue_depth: AtomicI64,
     pub running: AtomicI64,
     pub kv_used: AtomicU64,
@@ -86,6 +88,12 @@ impl Metrics {
             "counter",
             "Generations that ran to a stop or a length limit.",
             &[("", u(&self.completed))],
+        );
+        metric(
+            "zinc_engine_failures_total",
+            "counter",
+            "Generations that failed inside the model or backend.",
+            &[("", u(&self.engine_failures))],
         );
         metric(
             "zinc_cancelled_total",

@@ -50,7 +50,9 @@ pub struct ChatRequest {
     pub stream_options: Option<StreamOptions>,
     pub max_tokens: Option<u64>,
     pub max_completion_tokens: Option<u64>,
-    #[serde(flatten)]
+    /// Filled by a second pass over the same body ([`parse_request`]): a flattened struct
+    /// would lose the field names in type errors.
+    #[serde(skip)]
     pub sampling: Sampling,
     pub logprobs: Option<bool>,
     pub top_logprobs: Option<u64>,
@@ -116,7 +118,9 @@ pub struct CompletionRequest {
     pub stream: Option<bool>,
     pub stream_options: Option<StreamOptions>,
     pub max_tokens: Option<u64>,
-    #[serde(flatten)]
+    /// Filled by a second pass over the same body ([`parse_request`]): a flattened struct
+    /// would lose the field names in type errors.
+    #[serde(skip)]
     pub sampling: Sampling,
     pub logprobs: Option<u64>,
     pub n: Option<u64>,
@@ -167,6 +171,30 @@ fn yes() -> bool {
 #[serde(deny_unknown_fields)]
 pub struct DetokenizeRequest {
     pub tokens: Vec<u64>,
+}
+
+/// A request with sampling fields: parsed, then its [`Sampling`] parsed from the same body.
+pub trait WithSampling: DeserializeOwned {
+    fn sampling_mut(&mut self) -> &mut Sampling;
+}
+
+impl WithSampling for ChatRequest {
+    fn sampling_mut(&mut self) -> &mut Sampling {
+        &mut self.sampling
+    }
+}
+
+impl WithSampling for CompletionRequest {
+    fn sampling_mut(&mut self) -> &mut Sampling {
+        &mut self.sampling
+    }
+}
+
+/// [`parse_body`] for a request with sampling fields.
+pub fn parse_request<T: WithSampling>(bytes: &[u8], allowed: &[&str]) -> Result<T, ApiError> {
+    let mut req: T = parse_body(bytes, Some(allowed))?;
+    *req.sampling_mut() = parse_body(bytes, None)?;
+    Ok(req)
 }
 
 /// Parses a request body: JSON, an object, only `allowed` fields (when given), each of the
@@ -376,9 +404,9 @@ mod tests {
 
     #[test]
     fn requests_are_checked_field_by_field() {
-        let ok: ChatRequest = parse_body(
+        let ok: ChatRequest = parse_request(
             br#"{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":0.5,"stop":["a","b"]}"#,
-            Some(CHAT_FIELDS),
+            CHAT_FIELDS,
         )
         .unwrap();
         assert_eq!(ok.sampling.temperature, Some(0.5));
@@ -388,7 +416,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.param.as_deref(), Some("bogus"));
         let e =
-            parse_body::<ChatRequest>(br#"{"messages":[],"temperature":"hot"}"#, Some(CHAT_FIELDS))
+            parse_request::<ChatRequest>(br#"{"messages":[],"temperature":"hot"}"#, CHAT_FIELDS)
                 .unwrap_err();
         assert_eq!(e.param.as_deref(), Some("temperature"), "{}", e.message);
         let e =

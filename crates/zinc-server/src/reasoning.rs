@@ -5,9 +5,19 @@
 const OPEN: &str = "<think>";
 const CLOSE: &str = "</think>";
 
+/// Where the output is: before anything but whitespace (a `<think>` may still open), inside the
+/// thought, or in the answer (where markers are plain text: an answer may talk about tags).
+#[derive(Debug, Default, PartialEq, Eq, Clone, Copy)]
+enum State {
+    #[default]
+    Start,
+    Thinking,
+    Answer,
+}
+
 #[derive(Debug, Default)]
 pub struct ReasoningSplitter {
-    thinking: bool,
+    state: State,
     pending: String,
     /// Whitespace right after a marker is dropped (templates put "\n" there).
     trim_next: bool,
@@ -24,7 +34,11 @@ impl ReasoningSplitter {
     /// `thinking`: the prompt already opened a `<think>` block (the template ends with it).
     pub fn new(thinking: bool) -> Self {
         ReasoningSplitter {
-            thinking,
+            state: if thinking {
+                State::Thinking
+            } else {
+                State::Start
+            },
             pending: String::new(),
             trim_next: thinking,
         }
@@ -43,24 +57,42 @@ impl ReasoningSplitter {
                 self.pending = trimmed.to_string();
                 self.trim_next = false;
             }
-            let marker = if self.thinking { CLOSE } else { OPEN };
-            if let Some(at) = self.pending.find(marker) {
-                let before: String = self.pending[..at].to_string();
-                self.emit(&mut out, &before);
-                self.pending.drain(..at + marker.len());
-                self.thinking = !self.thinking;
-                self.trim_next = true;
-                continue;
+            match self.state {
+                State::Start => {
+                    let t = self.pending.trim_start();
+                    if let Some(rest) = t.strip_prefix(OPEN) {
+                        self.pending = rest.to_string();
+                        self.state = State::Thinking;
+                        self.trim_next = true;
+                    } else if OPEN.starts_with(t) {
+                        return out; // still possibly the opening marker
+                    } else {
+                        self.state = State::Answer;
+                    }
+                }
+                State::Thinking => {
+                    if let Some(at) = self.pending.find(CLOSE) {
+                        out.reasoning.push_str(&self.pending[..at]);
+                        self.pending.drain(..at + CLOSE.len());
+                        self.state = State::Answer;
+                        self.trim_next = true;
+                        continue;
+                    }
+                    // Hold back a suffix that could begin the closing marker.
+                    let keep = (1..CLOSE.len())
+                        .rev()
+                        .find(|&n| self.pending.ends_with(&CLOSE[..n]))
+                        .unwrap_or(0);
+                    let cut = self.pending.len() - keep;
+                    out.reasoning.extend(self.pending.drain(..cut));
+                    return out;
+                }
+                State::Answer => {
+                    out.content.push_str(&self.pending);
+                    self.pending.clear();
+                    return out;
+                }
             }
-            // Hold back a suffix that could begin the marker.
-            let keep = (1..marker.len())
-                .rev()
-                .find(|&n| self.pending.ends_with(&marker[..n]))
-                .unwrap_or(0);
-            let cut = self.pending.len() - keep;
-            let ready: String = self.pending.drain(..cut).collect();
-            self.emit(&mut out, &ready);
-            return out;
         }
     }
 
@@ -68,16 +100,12 @@ impl ReasoningSplitter {
     pub fn finish(&mut self) -> Split {
         let rest = std::mem::take(&mut self.pending);
         let mut out = Split::default();
-        self.emit(&mut out, &rest);
-        out
-    }
-
-    fn emit(&self, out: &mut Split, text: &str) {
-        if self.thinking {
-            out.reasoning.push_str(text);
+        if self.state == State::Thinking {
+            out.reasoning = rest;
         } else {
-            out.content.push_str(text);
+            out.content = rest;
         }
+        out
     }
 }
 
@@ -123,6 +151,22 @@ mod tests {
         assert_eq!(
             run(false, &["<think>still going"]),
             ("still going".into(), String::new())
+        );
+    }
+
+    #[test]
+    fn markers_inside_the_answer_are_text() {
+        assert_eq!(
+            run(false, &["Use <think> tags", " like </think> this"]),
+            (String::new(), "Use <think> tags like </think> this".into())
+        );
+        assert_eq!(
+            run(false, &["<think>a</think>b <think>c"]),
+            ("a".into(), "b <think>c".into())
+        );
+        assert_eq!(
+            run(false, &["  <th", "ink>x</th", "ink>y"]),
+            ("x".into(), "y".into())
         );
     }
 }

@@ -128,23 +128,38 @@ fn run<B: Backend>(engine: &Engine<B>, n_ctx: usize, jobs: std_mpsc::Receiver<Jo
         m.running.fetch_add(1, Relaxed);
         let cached = session.reuse_prefix(&job.prompt);
         let events = &job.events;
-        let result = session.generate_events(
-            &job.prompt[cached..],
-            &job.params,
-            &|| events.is_closed(),
-            |ev| {
-                if ev.token.is_some() {
-                    m.generated_tokens.fetch_add(1, Relaxed);
-                }
-                events
-                    .send(Event::Token {
-                        token: ev.token,
-                        text: ev.text.to_string(),
-                        logprobs: ev.logprobs.clone(),
-                    })
-                    .is_ok()
-            },
-        );
+        // A panic inside the model or backend (a device that failed mid-step) fails this job and
+        // leaves the thread serving the next one, rather than taking the server down silently.
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            session.generate_events(
+                &job.prompt[cached..],
+                &job.params,
+                &|| events.is_closed(),
+                |ev| {
+                    if ev.token.is_some() {
+                        m.generated_tokens.fetch_add(1, Relaxed);
+                    }
+                    events
+                        .send(Event::Token {
+                            token: ev.token,
+                            text: ev.text.to_string(),
+                            logprobs: ev.logprobs.clone(),
+                        })
+                        .is_ok()
+                },
+            )
+        }))
+        .unwrap_or_else(|panic| {
+            let why = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown".into());
+            m.engine_failures.fetch_add(1, Relaxed);
+            Err(zinc_engine::EngineError::Failed(format!(
+                "the engine failed: {why}"
+            )))
+        });
         m.running.fetch_sub(1, Relaxed);
         m.kv_used.store(session.n_past() as u64, Relaxed);
         match result {

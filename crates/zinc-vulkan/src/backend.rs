@@ -232,15 +232,17 @@ impl Recorder {
         Ok(())
     }
 
-    /// Copies `bytes` into the arena and returns their device address (16-byte aligned).
+    /// Copies `bytes` into the arena and returns their device address (16-byte aligned). A
+    /// full arena is retired (kept alive until the next submit completes) and a fresh one taken:
+    /// addresses handed out earlier stay valid until the work that reads them has run.
     fn upload(&mut self, bytes: &[u8], stats: &Stats) -> Result<u64, VulkanError> {
         let len = (bytes.len() as u64).max(4);
         if self.arena_used + len > self.arena.size {
-            self.submit(stats)?;
-            if len > self.arena.size {
-                let bigger = self.ctx.buffer(len.next_power_of_two(), Memory::Host)?;
-                self.arena = bigger;
-            }
+            let size = ARENA_BYTES.max(len.next_power_of_two());
+            let fresh = self.ctx.buffer(size, Memory::Host)?;
+            let old = std::mem::replace(&mut self.arena, fresh);
+            self.keep.push(old);
+            self.arena_used = 0;
         }
         let at = self.arena_used;
         self.arena.write(at, bytes);
@@ -252,6 +254,8 @@ impl Recorder {
     /// Submits what is recorded and waits for it.
     fn submit(&mut self, stats: &Stats) -> Result<(), VulkanError> {
         if !self.open {
+            self.arena_used = 0;
+            self.keep.clear();
             return Ok(());
         }
         let d = &self.ctx.device;
@@ -385,6 +389,17 @@ pub struct VkKvCache {
     dims: Vec<usize>,
     k: Vec<Buffer>,
     v: Vec<Buffer>,
+    /// Pending work may write the cache (a prompt cancelled between batches): it is submitted
+    /// before the buffers are freed.
+    rec: Arc<Mutex<Recorder>>,
+    stats: Arc<Stats>,
+}
+
+impl Drop for VkKvCache {
+    fn drop(&mut self) {
+        let mut r = self.rec.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = r.submit(&self.stats);
+    }
 }
 
 pub struct VulkanBackend {
@@ -393,9 +408,9 @@ pub struct VulkanBackend {
     threads_per_row: u32,
     /// `zinc_backend::cpu::gelu_f16_table()` on the device (GeGLU follows the CPU bit for bit).
     gelu_table: Buffer,
-    rec: Mutex<Recorder>,
+    rec: Arc<Mutex<Recorder>>,
     pool: Arc<Pool>,
-    stats: Stats,
+    stats: Arc<Stats>,
 }
 
 /// A 1-D grid of `n` workgroups folded into x ≤ 65535 and z (`wg_linear()` in the shaders).
@@ -444,13 +459,13 @@ impl VulkanBackend {
         let b = VulkanBackend {
             threads_per_row,
             gelu_table,
-            rec: Mutex::new(rec),
+            rec: Arc::new(Mutex::new(rec)),
             pool: Arc::new(Pool {
                 ctx: ctx.clone(),
                 free: Mutex::new(HashMap::new()),
             }),
             ctx,
-            stats: Stats::default(),
+            stats: Arc::new(Stats::default()),
         };
         b.upload_to(&b.gelu_table, &table)?;
         Ok(b)
@@ -927,11 +942,14 @@ impl Backend for VulkanBackend {
         };
         let k = kv_dims.iter().map(|&d| make(d)).collect();
         let v = kv_dims.iter().map(|&d| make(d)).collect();
+        drop(rec);
         VkKvCache {
             n_ctx,
             dims: kv_dims.to_vec(),
             k,
             v,
+            rec: self.rec.clone(),
+            stats: self.stats.clone(),
         }
     }
 

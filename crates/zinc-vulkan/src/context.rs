@@ -41,8 +41,8 @@ pub struct Buffer {
     mapped: *mut u8,
 }
 
-// SAFETY: the mapped pointer is only written through `&mut`-free copies guarded by the
-// recorder's lock or before the buffer is shared; Vulkan handles are plain integers.
+// SAFETY: the mapped pointer is written only by the recorder (under its lock) or before the
+// buffer is shared; Vulkan handles are plain integers.
 unsafe impl Send for Buffer {}
 unsafe impl Sync for Buffer {}
 
@@ -86,10 +86,17 @@ impl Context {
             let ranges = [vk::PushConstantRange::default()
                 .stage_flags(vk::ShaderStageFlags::COMPUTE)
                 .size(PUSH_BYTES)];
-            let layout = device.create_pipeline_layout(
+            let layout = match device.create_pipeline_layout(
                 &vk::PipelineLayoutCreateInfo::default().push_constant_ranges(&ranges),
                 None,
-            )?;
+            ) {
+                Ok(l) => l,
+                Err(e) => {
+                    // The device must go before the instance drops.
+                    device.destroy_device(None);
+                    return Err(e.into());
+                }
+            };
             Ok(Arc::new(Context {
                 info,
                 device,
@@ -136,11 +143,13 @@ impl Context {
     /// A buffer of `size` bytes (at least 16).
     pub fn buffer(self: &Arc<Self>, size: u64, kind: Memory) -> Result<Buffer, VulkanError> {
         let size = size.max(16);
-        if size > self.info.max_allocation && self.info.max_allocation > 0 {
-            return Err(VulkanError::TooLarge {
-                bytes: size,
-                limit: self.info.max_allocation,
-            });
+        // Shaders address bytes within a buffer with 32-bit offsets.
+        let limit = match self.info.max_allocation {
+            0 => u32::MAX as u64,
+            m => m.min(u32::MAX as u64),
+        };
+        if size > limit {
+            return Err(VulkanError::TooLarge { bytes: size, limit });
         }
         let d = &self.device;
         // SAFETY: creation, allocation and binding of a new buffer on this device; on error the
@@ -192,7 +201,14 @@ impl Context {
                     vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT,
                 );
             let mapped = if host_visible {
-                d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty())? as *mut u8
+                match d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) {
+                    Ok(p) => p as *mut u8,
+                    Err(e) => {
+                        d.destroy_buffer(buffer, None);
+                        d.free_memory(memory, None);
+                        return Err(e.into());
+                    }
+                }
             } else {
                 std::ptr::null_mut()
             };
@@ -328,8 +344,9 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        // SAFETY: no recorded work uses a buffer once it is dropped (the recorder holds the
-        // buffers its pending commands use until their fence signals).
+        // SAFETY: no pending work uses a buffer once it is dropped: pooled tensors go back to the
+        // pool instead, the KV cache submits pending work before it drops, retired arenas are
+        // kept until the next fence, and weights outlive the backend's final submit.
         unsafe {
             if !self.mapped.is_null() {
                 self.ctx.device.unmap_memory(self.memory);

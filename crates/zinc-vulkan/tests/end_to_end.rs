@@ -73,11 +73,18 @@ fn greedy_tokens_follow_the_cpu_backend() {
     }
 }
 
-/// A greedy decode step is one queue submit, and only the token id (4 bytes) comes back.
+/// A greedy decode step is one queue submit, and only the token id (4 bytes) comes back — under
+/// the validation layer, which must report nothing (the model's 170 MiB embedding exceeds
+/// lavapipe's 128 MiB storage-binding limit; device addresses have none).
 #[test]
 fn a_greedy_step_is_one_submit_and_one_token_id() {
     let file = Arc::new(GgufModel::open(model(TestModel::Gemma3)).expect("open"));
-    let vk = engine(vulkan(), &file);
+    let validated = VulkanBackend::new(&VulkanOptions {
+        validation: true,
+        ..Default::default()
+    })
+    .expect("a Vulkan device with the validation layer (CI installs vulkan-validationlayers)");
+    let vk = engine(validated, &file);
     let ids = vk.tokenizer.encode("Once upon a time", true, false);
     let stats = vk.backend.stats();
     let count = |n| {
@@ -101,4 +108,9 @@ fn a_greedy_step_is_one_submit_and_one_token_id() {
     eprintln!("1 token: {s1} submits, {r1} bytes back; 9 tokens: {s9} submits, {r9} bytes back");
     assert_eq!(s9 - s1, 8, "eight decode steps, eight submits");
     assert_eq!(r9 - r1, 8 * 4, "eight decode steps, eight token ids");
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
 }

@@ -282,6 +282,16 @@ fn hostile_requests_get_4xx_and_the_server_lives_on() {
     );
     assert_eq!(status, 401, "{body}");
     assert!(body.contains("invalid_api_key"), "{body}");
+    // A cross-site form or text/plain post must not start work.
+    let body = br#"{"messages":[{"role":"user","content":"hi"}]}"#;
+    let mut req = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {API_KEY}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    req.extend_from_slice(body);
+    let (status, body) = server.raw(&req);
+    assert_eq!(status, 415, "{body}");
     let (status, _) = server.raw(b"NONSENSE\r\n\r\n");
     assert!((400..500).contains(&status), "{status}");
 
