@@ -78,15 +78,23 @@ void main() {
         return;
     }
 
-    // Lanes take whole blocks, so a block's scales are decoded once for all its elements.
+    // A row's TPR lanes walk it together: on blocks of at least TPR elements, all lanes share a
+    // block (neighbouring lanes read neighbouring bytes, and the block's scales come from one
+    // cache line); smaller blocks (f32, f16) are strided by element.
     float sum = 0.0;
     if (live) {
         uint xo = t0 * pc.ncols;
-        for (uint b = lane; b < nblocks; b += TPR) {
-            uint bb = row_byte + b * BLOCK_BYTES;
-            uint xb = xo + b * BLOCK_ELEMS;
-            [[unroll]] for (uint e = 0u; e < BLOCK_ELEMS; e++) {
-                sum += dequant_block(pc.w, bb, e) * pc.x.v[xb + e];
+        if (BLOCK_ELEMS >= TPR) {
+            for (uint b = 0u; b < nblocks; b++) {
+                uint bb = row_byte + b * BLOCK_BYTES;
+                uint xb = xo + b * BLOCK_ELEMS;
+                for (uint e = lane; e < BLOCK_ELEMS; e += TPR) {
+                    sum += dequant_block(pc.w, bb, e) * pc.x.v[xb + e];
+                }
+            }
+        } else {
+            for (uint c = lane; c < pc.ncols; c += TPR) {
+                sum += dequant(pc.w, row_byte, c) * pc.x.v[xo + c];
             }
         }
     }
