@@ -151,7 +151,12 @@ impl Instance {
             .enabled_layer_names(&layers)
             .enabled_extension_names(&exts);
         // SAFETY: the create info and the strings it points to outlive the call.
-        let instance = unsafe { entry.create_instance(&info, None) }?;
+        let instance = match unsafe { entry.create_instance(&info, None) } {
+            Ok(i) => i,
+            // The loader found no driver that can make an instance.
+            Err(vk::Result::ERROR_INCOMPATIBLE_DRIVER) => return Err(VulkanError::NoDevice),
+            Err(e) => return Err(e.into()),
+        };
         let debug = if validation {
             let du = ash::ext::debug_utils::Instance::new(&entry, &instance);
             let info = vk::DebugUtilsMessengerCreateInfoEXT::default()

@@ -46,3 +46,37 @@ fn vulkan_perplexity_is_within_half_a_percent_of_the_cpu() {
     );
     assert!(rel <= 0.005, "cpu {cpu} vulkan {vk}");
 }
+
+/// Without a Vulkan driver: `--backend vulkan` fails with one clear line, `auto` runs on the CPU
+/// and says why.
+#[test]
+fn without_a_vulkan_driver_auto_falls_back_to_the_cpu() {
+    let run = |backend: &str| {
+        Command::new(env!("CARGO_BIN_EXE_zinc"))
+            .args([
+                "run",
+                "--backend",
+                backend,
+                "-n",
+                "2",
+                "--temp",
+                "0",
+                "-p",
+                "Hi",
+                "-m",
+            ])
+            .arg(model(TestModel::Gemma3))
+            .env("VK_ICD_FILENAMES", "/nonexistent/icd.json")
+            .env("VK_DRIVER_FILES", "/nonexistent/icd.json")
+            .output()
+            .expect("run zinc")
+    };
+    let out = run("vulkan");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("no usable Vulkan device"), "{err}");
+    let out = run("auto");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("running on the CPU"), "{err}");
+}
