@@ -190,4 +190,10 @@ pub trait Backend: Send + Sync {
 
     /// Index of the largest value of each row.
     fn argmax(&self, x: &Self::Tensor) -> Vec<u32>;
+
+    /// Device time per kernel (name, milliseconds, calls), most first, when the backend was
+    /// created with profiling on; `None` when it times nothing.
+    fn profile_report(&self) -> Option<Vec<(String, f64, u64)>> {
+        None
+    }
 }

@@ -30,6 +30,9 @@ pub struct VulkanOptions {
     /// Mat-vec threads per weight row (a power of two ≤ 64). `None`: 1 on CPU devices (a row per
     /// SIMD lane, no barriers), 32 on GPUs. Tests set it to run the GPU kernels on lavapipe.
     pub threads_per_row: Option<u32>,
+    /// Time every dispatch with GPU timestamps (`zinc bench --profile`); see
+    /// [`VulkanBackend::profile`].
+    pub profile: bool,
 }
 
 /// Counters for tests and profiling.
@@ -90,10 +93,24 @@ struct Recorder {
     /// Buffers the open command buffer reads from that must outlive it.
     keep: Vec<Buffer>,
     readback: Option<Buffer>,
+    prof: Option<Profiler>,
 }
 
+/// GPU timestamps around every dispatch, summed per shader when a submit completes.
+struct Profiler {
+    pool: vk::QueryPool,
+    /// Nanoseconds per timestamp tick.
+    period: f64,
+    /// The shader of each pair of queries in the open command buffer.
+    names: Vec<&'static str>,
+    totals: HashMap<&'static str, (f64, u64)>,
+}
+
+/// Timestamp pairs per command buffer; dispatches past this are not timed.
+const PROFILE_PAIRS: u32 = 4096;
+
 impl Recorder {
-    fn new(ctx: &Arc<Context>) -> Result<Recorder, VulkanError> {
+    fn new(ctx: &Arc<Context>, profile: bool) -> Result<Recorder, VulkanError> {
         let d = &ctx.device;
         // SAFETY: plain object creation on a live device.
         unsafe {
@@ -110,7 +127,24 @@ impl Recorder {
                     .command_buffer_count(1),
             )?[0];
             let fence = d.create_fence(&vk::FenceCreateInfo::default(), None)?;
+            let prof = if profile {
+                let qp = d.create_query_pool(
+                    &vk::QueryPoolCreateInfo::default()
+                        .query_type(vk::QueryType::TIMESTAMP)
+                        .query_count(2 * PROFILE_PAIRS),
+                    None,
+                )?;
+                Some(Profiler {
+                    pool: qp,
+                    period: ctx.info.timestamp_period as f64,
+                    names: Vec::new(),
+                    totals: HashMap::new(),
+                })
+            } else {
+                None
+            };
             Ok(Recorder {
+                prof,
                 ctx: ctx.clone(),
                 pool,
                 cb,
@@ -133,6 +167,12 @@ impl Recorder {
                     &vk::CommandBufferBeginInfo::default()
                         .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
                 )?;
+                if let Some(p) = &mut self.prof {
+                    self.ctx
+                        .device
+                        .cmd_reset_query_pool(self.cb, p.pool, 0, 2 * PROFILE_PAIRS);
+                    p.names.clear();
+                }
             }
             self.open = true;
         }
@@ -166,6 +206,7 @@ impl Recorder {
 
     fn dispatch(
         &mut self,
+        name: &'static str,
         pipe: vk::Pipeline,
         push: &Push,
         groups: [u32; 3],
@@ -175,8 +216,20 @@ impl Recorder {
         }
         self.begin()?;
         let d = &self.ctx.device;
-        // SAFETY: recording into the open command buffer with a pipeline of this device.
+        let timed = match &mut self.prof {
+            Some(p) if (p.names.len() as u32) < PROFILE_PAIRS => {
+                let q = 2 * p.names.len() as u32;
+                p.names.push(name);
+                Some((p.pool, q))
+            }
+            _ => None,
+        };
+        // SAFETY: recording into the open command buffer with a pipeline of this device; the
+        // timestamp queries were reset when the buffer began.
         unsafe {
+            if let Some((pool, q)) = timed {
+                d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::TOP_OF_PIPE, pool, q);
+            }
             d.cmd_bind_pipeline(self.cb, vk::PipelineBindPoint::COMPUTE, pipe);
             d.cmd_push_constants(
                 self.cb,
@@ -186,6 +239,9 @@ impl Recorder {
                 push.as_bytes(),
             );
             d.cmd_dispatch(self.cb, groups[0], groups[1], groups[2]);
+            if let Some((pool, q)) = timed {
+                d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, q + 1);
+            }
         }
         self.barrier();
         Ok(())
@@ -274,6 +330,25 @@ impl Recorder {
             d.wait_for_fences(&[self.fence], true, u64::MAX)?;
             d.reset_fences(&[self.fence])?;
             d.reset_command_buffer(self.cb, vk::CommandBufferResetFlags::empty())?;
+            if let Some(p) = &mut self.prof {
+                let n = p.names.len();
+                if n > 0 {
+                    let mut ticks = vec![0u64; 2 * n];
+                    d.get_query_pool_results(
+                        p.pool,
+                        0,
+                        &mut ticks,
+                        vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                    )?;
+                    for (i, name) in p.names.iter().enumerate() {
+                        let dt = ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * p.period;
+                        let e = p.totals.entry(name).or_insert((0.0, 0));
+                        e.0 += dt;
+                        e.1 += 1;
+                    }
+                }
+                p.names.clear();
+            }
         }
         self.arena_used = 0;
         self.keep.clear();
@@ -287,6 +362,9 @@ impl Drop for Recorder {
         unsafe {
             let d = &self.ctx.device;
             let _ = d.device_wait_idle();
+            if let Some(p) = &self.prof {
+                d.destroy_query_pool(p.pool, None);
+            }
             d.destroy_fence(self.fence, None);
             d.destroy_command_pool(self.pool, None);
         }
@@ -455,7 +533,7 @@ impl VulkanBackend {
             });
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
-        let rec = Recorder::new(&ctx)?;
+        let rec = Recorder::new(&ctx, opts.profile)?;
         let b = VulkanBackend {
             threads_per_row,
             gelu_table,
@@ -507,6 +585,24 @@ impl VulkanBackend {
         &self.stats
     }
 
+    /// GPU time per shader since the backend started, most first: (shader, milliseconds,
+    /// dispatches). Empty unless created with `profile`.
+    pub fn profile(&self) -> Vec<(String, f64, u64)> {
+        let r = self.rec();
+        let mut v: Vec<(String, f64, u64)> = r
+            .prof
+            .as_ref()
+            .map(|p| {
+                p.totals
+                    .iter()
+                    .map(|(k, &(ns, n))| (k.to_string(), ns / 1e6, n))
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v
+    }
+
     fn rec(&self) -> std::sync::MutexGuard<'_, Recorder> {
         self.rec.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -534,7 +630,7 @@ impl VulkanBackend {
         let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
         self.stats.dispatches.fetch_add(1, Relaxed);
         self.rec()
-            .dispatch(pipe, &push, groups)
+            .dispatch(shader, pipe, &push, groups)
             .unwrap_or_else(|e| fatal(e));
     }
 
@@ -694,6 +790,11 @@ impl Backend for VulkanBackend {
 
     fn name(&self) -> String {
         format!("vulkan ({})", self.ctx.info.name)
+    }
+
+    fn profile_report(&self) -> Option<Vec<(String, f64, u64)>> {
+        self.rec().prof.as_ref().map(|_| ())?;
+        Some(self.profile())
     }
 
     fn supports(&self, ty: GgmlType) -> bool {

@@ -18,6 +18,7 @@ fn conforms(tpr: u32) {
         device: None,
         validation: true,
         threads_per_row: Some(tpr),
+        ..Default::default()
     })
     .expect("a Vulkan device with the validation layer (CI installs lavapipe and vulkan-validationlayers)");
     eprintln!(

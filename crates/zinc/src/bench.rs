@@ -152,6 +152,18 @@ fn bench_with<B: Backend>(
         threads: rayon::current_num_threads(),
         results,
     };
+    if let Some(prof) = engine.backend.profile_report() {
+        let total: f64 = prof.iter().map(|p| p.1).sum();
+        eprintln!("GPU time per kernel over every run above (warm-ups included):");
+        eprintln!("| kernel | ms | share | calls | µs/call |\n| --- | ---: | ---: | ---: | ---: |");
+        for (name, ms, n) in &prof {
+            eprintln!(
+                "| {name} | {ms:.1} | {:.1}% | {n} | {:.1} |",
+                100.0 * ms / total.max(1e-9),
+                1000.0 * ms / (*n).max(1) as f64
+            );
+        }
+    }
     if args.output == "json" {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

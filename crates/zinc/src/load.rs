@@ -33,6 +33,9 @@ pub struct ModelArgs {
     /// Run Vulkan with the Khronos validation layer (slow; for debugging).
     #[arg(long, hide = true)]
     pub vulkan_validation: bool,
+    /// Time every GPU kernel with timestamps (`zinc bench` prints the breakdown).
+    #[arg(long)]
+    pub profile: bool,
 }
 
 /// Backend options without a model (`zinc selftest`).
@@ -57,6 +60,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         backend: a.backend.clone(),
         device: a.device,
         vulkan_validation: a.vulkan_validation,
+        profile: false,
     })
 }
 
@@ -107,6 +111,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         device: args.device,
         validation: args.vulkan_validation,
         threads_per_row: None,
+        profile: args.profile,
     };
     match args.backend.as_str() {
         "cpu" => Ok(BackendChoice::Cpu),
