@@ -68,7 +68,7 @@ void main() {
         }
         return;
     }
-    // Q8_K
+    // Q8_K: the block's value of largest magnitude (the first one on ties), then the rounding.
     uint base = gid * 256u;
     float m = 0.0;
     for (uint i = 0u; i < 256u; i++) {

@@ -85,11 +85,15 @@ void main() {
     if (live) {
         uint xo = t0 * pc.ncols;
         if (BLOCK_ELEMS >= TPR) {
+            // Each lane takes PER consecutive elements of the block, unrolled, so the scales of
+            // its sub-block and its quant words are decoded once for all of them.
+            const uint PER = BLOCK_ELEMS / TPR;
+            uint e0 = lane * PER;
             for (uint b = 0u; b < nblocks; b++) {
                 uint bb = row_byte + b * BLOCK_BYTES;
-                uint xb = xo + b * BLOCK_ELEMS;
-                for (uint e = lane; e < BLOCK_ELEMS; e += TPR) {
-                    sum += dequant_block(pc.w, bb, e) * pc.x.v[xb + e];
+                uint xb = xo + b * BLOCK_ELEMS + e0;
+                [[unroll]] for (uint i = 0u; i < PER; i++) {
+                    sum += dequant_block(pc.w, bb, e0 + i) * pc.x.v[xb + i];
                 }
             }
         } else {
