@@ -7,15 +7,17 @@
 // Buffers (device addresses in the push constants):
 //   x : Floats — n activations (rows of a multiple of the block size), row-major f32
 //   o : Floats — n outputs, the rounded activations
-// Push constants (std430, in order): Floats x; Floats o; uint nblocks; uint mode.
+// Push constants (std430, in order): Floats x; Floats o; uint n; uint mode — n counts blocks
+//   (modes 1, 2) or elements (modes 3, 4).
 // Modes (crates/zinc-backend/src/cpu/dot.rs, quantize_act):
 //   1 Q8_0 / Q8_1: blocks of 32; d = amax/127 rounded to f16, q = roundEven(x·127/amax); o = d·q
 //   2 Q8_K: blocks of 256; m = the value of largest |x| (first one), iscale = −127/m,
 //           q = min(roundEven(iscale·x), 127); o = q / iscale
 //   3 F16: o = x rounded to f16        4 BF16: o = x rounded to bf16 (nearest even)
-// Specialization constant 0: WG, the workgroup size (default 64).
-// Dispatch: one invocation per block (modes 1, 2) or per element (3, 4), 1-D, z-folded:
-//   gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.z · gl_NumWorkGroups.x · WG.
+// Specialization constant 0: WG, the workgroup size (default 64, a power of two).
+// Dispatch, 1-D and z-folded (wg_linear()): one workgroup per block (modes 1, 2: its threads
+//   find the block's largest magnitude together, then round a share each), or one per WG
+//   elements (modes 3, 4).
 
 #include "common.glsl"
 
@@ -25,9 +27,12 @@ layout(local_size_x_id = 0) in;
 layout(push_constant, std430) uniform PC {
     Floats x;
     Floats o;
-    uint nblocks;
+    uint n;
     uint mode;
 } pc;
+
+shared float s_abs[WG];
+shared uint s_idx[WG];
 
 float round_f16(float v) {
     return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x;
@@ -43,49 +48,63 @@ float round_bf16(float v) {
 }
 
 void main() {
-    uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.z * gl_NumWorkGroups.x * WG;
-    if (gid >= pc.nblocks) {
-        return;
-    }
-    if (pc.mode == 3u) {
-        pc.o.v[gid] = round_f16(pc.x.v[gid]);
-        return;
-    }
-    if (pc.mode == 4u) {
-        pc.o.v[gid] = round_bf16(pc.x.v[gid]);
-        return;
-    }
-    if (pc.mode == 1u) {
-        uint base = gid * 32u;
-        float amax = 0.0;
-        for (uint i = 0u; i < 32u; i++) {
-            amax = max(amax, abs(pc.x.v[base + i]));
+    uint g = wg_linear();
+    uint tid = gl_LocalInvocationID.x;
+    if (pc.mode >= 3u) {
+        uint i = g * WG + tid;
+        if (i < pc.n) {
+            pc.o.v[i] = pc.mode == 3u ? round_f16(pc.x.v[i]) : round_bf16(pc.x.v[i]);
         }
+        return;
+    }
+    if (g >= pc.n) {
+        return; // uniform over the workgroup
+    }
+    uint bs = pc.mode == 1u ? 32u : 256u;
+    uint base = g * bs;
+    // The largest magnitude, and the first element that has it (Q8_K keeps its sign).
+    float best = -1.0;
+    uint at = 0u;
+    for (uint i = tid; i < bs; i += WG) {
+        float a = abs(pc.x.v[base + i]);
+        if (a > best) {
+            best = a;
+            at = i;
+        }
+    }
+    s_abs[tid] = best;
+    s_idx[tid] = at;
+    for (uint st = WG / 2u; st > 0u; st >>= 1) {
+        barrier();
+        if (tid < st) {
+            float a = s_abs[tid + st];
+            uint j = s_idx[tid + st];
+            if (a > s_abs[tid] || (a == s_abs[tid] && j < s_idx[tid])) {
+                s_abs[tid] = a;
+                s_idx[tid] = j;
+            }
+        }
+    }
+    barrier();
+    float amax = max(s_abs[0], 0.0);
+    if (pc.mode == 1u) {
         float id = amax != 0.0 ? 127.0 / amax : 0.0;
         float d = round_f16(amax / 127.0);
-        for (uint i = 0u; i < 32u; i++) {
+        for (uint i = tid; i < bs; i += WG) {
             pc.o.v[base + i] = d * roundEven(pc.x.v[base + i] * id);
         }
         return;
     }
-    // Q8_K: the block's value of largest magnitude (the first one on ties), then the rounding.
-    uint base = gid * 256u;
-    float m = 0.0;
-    for (uint i = 0u; i < 256u; i++) {
-        float v = pc.x.v[base + i];
-        if (abs(v) > abs(m)) {
-            m = v;
-        }
-    }
-    if (m == 0.0) {
-        for (uint i = 0u; i < 256u; i++) {
+    float m = pc.x.v[base + s_idx[0]];
+    if (amax == 0.0) {
+        for (uint i = tid; i < bs; i += WG) {
             pc.o.v[base + i] = 0.0;
         }
         return;
     }
     float iscale = -127.0 / m;
     float d = 1.0 / iscale;
-    for (uint i = 0u; i < 256u; i++) {
+    for (uint i = tid; i < bs; i += WG) {
         pc.o.v[base + i] = d * min(roundEven(iscale * pc.x.v[base + i]), 127.0);
     }
 }

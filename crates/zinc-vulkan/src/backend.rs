@@ -699,7 +699,9 @@ impl VulkanBackend {
             .addr(out.addr())
             .u32(n as u32)
             .u32(mode);
-        self.run("act_quant", 64, fold(n.div_ceil(64)), push);
+        // A workgroup per block (modes 1, 2), or per 64 elements (3, 4).
+        let groups = if block == 1 { n.div_ceil(64) } else { n };
+        self.run("act_quant", 64, fold(groups), push);
         Some(out)
     }
 
