@@ -4,11 +4,11 @@
 use zinc_backend::conformance::{run, Tolerance};
 use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
 
-/// Threads per mat-vec row: 1 is lavapipe's own choice; 32 runs the mat-vec a GPU gets (row
-/// reductions through shared memory).
+/// Threads per mat-vec row: 1 is lavapipe's own choice; 64 runs the mat-vec a GPU gets (row
+/// reductions through shared memory), 32 the block-sharing path for 32-element blocks too.
 #[test]
 fn vulkan_backend_conforms_without_validation_errors() {
-    for tpr in [1, 32] {
+    for tpr in [1, 32, 64] {
         conforms(tpr);
     }
 }

@@ -36,6 +36,9 @@ pub struct ModelArgs {
     /// Time every GPU kernel with timestamps (`zinc bench` prints the breakdown).
     #[arg(long)]
     pub profile: bool,
+    /// Vulkan mat-vec threads per weight row (kernel tuning).
+    #[arg(long, hide = true)]
+    pub vk_threads_per_row: Option<u32>,
 }
 
 /// Backend options without a model (`zinc selftest`).
@@ -61,6 +64,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         device: a.device,
         vulkan_validation: a.vulkan_validation,
         profile: false,
+        vk_threads_per_row: None,
     })
 }
 
@@ -110,7 +114,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
     let vk = VulkanOptions {
         device: args.device,
         validation: args.vulkan_validation,
-        threads_per_row: None,
+        threads_per_row: args.vk_threads_per_row,
         profile: args.profile,
     };
     match args.backend.as_str() {
