@@ -62,25 +62,8 @@ pub struct CaseResult {
     pub detail: String,
 }
 
-/// The weight formats exercised.
-pub const FORMATS: &[GgmlType] = &[
-    GgmlType::F32,
-    GgmlType::F16,
-    GgmlType::BF16,
-    GgmlType::Q4_0,
-    GgmlType::Q4_1,
-    GgmlType::Q5_0,
-    GgmlType::Q5_1,
-    GgmlType::Q8_0,
-    GgmlType::Q2_K,
-    GgmlType::Q3_K,
-    GgmlType::Q4_K,
-    GgmlType::Q5_K,
-    GgmlType::Q6_K,
-    GgmlType::IQ4_NL,
-    GgmlType::IQ4_XS,
-    GgmlType::MXFP4,
-];
+/// The weight formats exercised: all of them.
+pub const FORMATS: &[GgmlType] = crate::WEIGHT_FORMATS;
 
 const MM_ROWS: usize = 37;
 const FOLD_ROWS: usize = 70_001;

@@ -35,6 +35,51 @@ pub enum BackendError {
     ContextOverflow { pos: usize, n_ctx: usize },
 }
 
+/// The formats a weight may have on any backend: every block format with a dot-product partner
+/// (Q8_K is an activation format only).
+pub const WEIGHT_FORMATS: &[GgmlType] = &[
+    GgmlType::F32,
+    GgmlType::F16,
+    GgmlType::BF16,
+    GgmlType::Q4_0,
+    GgmlType::Q4_1,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+    GgmlType::Q8_0,
+    GgmlType::Q2_K,
+    GgmlType::Q3_K,
+    GgmlType::Q4_K,
+    GgmlType::Q5_K,
+    GgmlType::Q6_K,
+    GgmlType::IQ4_NL,
+    GgmlType::IQ4_XS,
+    GgmlType::MXFP4,
+];
+
+/// Finds tensor `name` for `Backend::weight`: its index and view, or the error naming it (missing,
+/// or of a type `backend` cannot use).
+pub fn find_weight<'m, B: Backend + ?Sized>(
+    b: &B,
+    backend: &str,
+    model: &'m GgufModel,
+    name: &str,
+) -> Result<(usize, zinc_gguf::Tensor<'m>), BackendError> {
+    let index = model
+        .tensor_index(name)
+        .ok_or_else(|| BackendError::MissingTensor(name.to_string()))?;
+    let t = model
+        .tensor_by_index(index)
+        .ok_or_else(|| BackendError::MissingTensor(name.to_string()))?;
+    if !b.supports(t.info.ty) {
+        return Err(BackendError::UnsupportedType {
+            name: name.to_string(),
+            ty: t.info.ty,
+            backend: backend.into(),
+        });
+    }
+    Ok((index, t))
+}
+
 /// How RoPE pairs dimensions (`ARCHITECTURES.md §2.2`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RopeStyle {

@@ -40,29 +40,7 @@ pub struct VulkanOptions {
 pub struct Stats {
     pub submits: AtomicU64,
     pub readback_bytes: AtomicU64,
-    pub dispatches: AtomicU64,
-    pub uploaded_bytes: AtomicU64,
 }
-
-/// Formats with kernels (`shaders/dequant.glsl`).
-const FORMATS: &[GgmlType] = &[
-    GgmlType::F32,
-    GgmlType::F16,
-    GgmlType::BF16,
-    GgmlType::Q4_0,
-    GgmlType::Q4_1,
-    GgmlType::Q5_0,
-    GgmlType::Q5_1,
-    GgmlType::Q8_0,
-    GgmlType::Q2_K,
-    GgmlType::Q3_K,
-    GgmlType::Q4_K,
-    GgmlType::Q5_K,
-    GgmlType::Q6_K,
-    GgmlType::IQ4_NL,
-    GgmlType::IQ4_XS,
-    GgmlType::MXFP4,
-];
 
 /// The shader variant of a per-format kernel (`matvec_Q4_K`, …): names are `'static` because the
 /// pipeline cache is keyed by them.
@@ -291,7 +269,7 @@ impl Recorder {
     /// Copies `bytes` into the arena and returns their device address (16-byte aligned). A
     /// full arena is retired (kept alive until the next submit completes) and a fresh one taken:
     /// addresses handed out earlier stay valid until the work that reads them has run.
-    fn upload(&mut self, bytes: &[u8], stats: &Stats) -> Result<u64, VulkanError> {
+    fn upload(&mut self, bytes: &[u8]) -> Result<u64, VulkanError> {
         let len = (bytes.len() as u64).max(4);
         if self.arena_used + len > self.arena.size {
             let size = ARENA_BYTES.max(len.next_power_of_two());
@@ -303,7 +281,6 @@ impl Recorder {
         let at = self.arena_used;
         self.arena.write(at, bytes);
         self.arena_used = (at + len).div_ceil(16) * 16;
-        stats.uploaded_bytes.fetch_add(bytes.len() as u64, Relaxed);
         Ok(self.arena.address + at)
     }
 
@@ -572,9 +549,6 @@ impl VulkanBackend {
                 rec.submit(&self.stats)?;
             }
         }
-        self.stats
-            .uploaded_bytes
-            .fetch_add(bytes.len() as u64, Relaxed);
         Ok(())
     }
 
@@ -629,16 +603,13 @@ impl VulkanBackend {
     /// Records `shader` with both specialization constants over `groups`.
     fn run_spec(&self, shader: &'static str, spec: [u32; 3], groups: [u32; 3], push: Push) {
         let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
-        self.stats.dispatches.fetch_add(1, Relaxed);
         self.rec()
             .dispatch(shader, pipe, &push, groups)
             .unwrap_or_else(|e| fatal(e));
     }
 
     fn upload(&self, bytes: &[u8]) -> u64 {
-        self.rec()
-            .upload(bytes, &self.stats)
-            .unwrap_or_else(|e| fatal(e))
+        self.rec().upload(bytes).unwrap_or_else(|e| fatal(e))
     }
 
     /// One invocation per element of `n` (`shaders/elementwise.comp`: op codes and operands as
@@ -800,24 +771,13 @@ impl Backend for VulkanBackend {
         Some(self.profile())
     }
 
+    /// Every weight format has kernels (`shaders/dequant.glsl`).
     fn supports(&self, ty: GgmlType) -> bool {
-        FORMATS.contains(&ty)
+        zinc_backend::WEIGHT_FORMATS.contains(&ty)
     }
 
     fn weight(&self, model: &Arc<GgufModel>, name: &str) -> Result<VkWeight, BackendError> {
-        let index = model
-            .tensor_index(name)
-            .ok_or_else(|| BackendError::MissingTensor(name.to_string()))?;
-        let t = model
-            .tensor_by_index(index)
-            .ok_or_else(|| BackendError::MissingTensor(name.to_string()))?;
-        if !self.supports(t.info.ty) {
-            return Err(BackendError::UnsupportedType {
-                name: name.to_string(),
-                ty: t.info.ty,
-                backend: "vulkan".into(),
-            });
-        }
+        let (index, t) = zinc_backend::find_weight(self, "vulkan", model, name)?;
         let dims = t.info.dims.clone();
         // 1-D weights (norms, biases, scales) live as f32: the kernels that use them read f32.
         let (ty, bytes): (GgmlType, std::borrow::Cow<[u8]>) = if dims.len() <= 1 {
@@ -905,7 +865,7 @@ impl Backend for VulkanBackend {
         let out = self.new_tensor(rows, cols);
         let bytes = f32s(&data[..(rows * cols).min(data.len())]);
         let mut rec = self.rec();
-        let src = rec.upload(&bytes, &self.stats).unwrap_or_else(|e| fatal(e));
+        let src = rec.upload(&bytes).unwrap_or_else(|e| fatal(e));
         let off = src - rec.arena.address;
         let arena = rec.arena.buffer;
         rec.copy(arena, off, out.buffer().buffer, 0, bytes.len() as u64)
@@ -1099,41 +1059,36 @@ impl Backend for VulkanBackend {
         let max_pos = positions.iter().copied().max().unwrap_or(0) as usize;
         let window = p.window.unwrap_or(0) as u32;
         let keys = p.window.map_or(max_pos + 1, |w| w.min(max_pos + 1));
-        let base = || {
-            Push::new()
-                .addr(q.addr())
-                .addr(cache.k[layer].address)
-                .addr(cache.v[layer].address)
-        };
-        let tail = |push: Push| {
-            push.addr(pos)
-                .u32(p.n_head as u32)
-                .u32(p.n_head_kv as u32)
-                .u32(p.head_dim as u32)
-                .u32(q.rows as u32)
-                .f32(p.scale)
-                .u32(window)
-                .u32((max_pos + 1) as u32)
-        };
-        if q.rows == 1 && keys > SPLIT_KV {
-            let nsplit = keys.div_ceil(SPLIT_LEN);
-            let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
-            // Addresses come first in every push-constant block, so `part` follows `pos`.
-            let push = Push::new()
+        // Addresses come first in every push-constant block: attn_split adds `part` after `pos`
+        // and `split_len` after the scalars.
+        let push = |part: Option<u64>| {
+            let mut pc = Push::new()
                 .addr(q.addr())
                 .addr(cache.k[layer].address)
                 .addr(cache.v[layer].address)
                 .addr(out.addr())
-                .addr(pos)
-                .addr(part.addr())
+                .addr(pos);
+            if let Some(a) = part {
+                pc = pc.addr(a);
+            }
+            let pc = pc
                 .u32(p.n_head as u32)
                 .u32(p.n_head_kv as u32)
                 .u32(p.head_dim as u32)
                 .u32(q.rows as u32)
                 .f32(p.scale)
                 .u32(window)
-                .u32((max_pos + 1) as u32)
-                .u32(SPLIT_LEN as u32);
+                .u32((max_pos + 1) as u32);
+            if part.is_some() {
+                pc.u32(SPLIT_LEN as u32)
+            } else {
+                pc
+            }
+        };
+        if q.rows == 1 && keys > SPLIT_KV {
+            let nsplit = keys.div_ceil(SPLIT_LEN);
+            let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
+            let push = push(Some(part.addr()));
             self.run("attn_split", 64, [p.n_head as u32, 1, nsplit as u32], push);
             let push = Push::new()
                 .addr(part.addr())
@@ -1144,8 +1099,12 @@ impl Backend for VulkanBackend {
                 .u32(nsplit as u32);
             self.run("attn_combine", 64, [p.n_head as u32, 1, 1], push);
         } else {
-            let push = tail(base().addr(out.addr()));
-            self.run("attention", 64, [p.n_head as u32, q.rows as u32, 1], push);
+            self.run(
+                "attention",
+                64,
+                [p.n_head as u32, q.rows as u32, 1],
+                push(None),
+            );
         }
         out
     }

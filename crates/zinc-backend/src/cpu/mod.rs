@@ -399,19 +399,7 @@ impl Backend for CpuBackend {
     }
 
     fn weight(&self, model: &Arc<GgufModel>, name: &str) -> Result<CpuWeight, BackendError> {
-        let index = model
-            .tensor_index(name)
-            .ok_or_else(|| BackendError::MissingTensor(name.to_string()))?;
-        let t = model
-            .tensor_by_index(index)
-            .ok_or_else(|| BackendError::MissingTensor(name.to_string()))?;
-        if !self.supports(t.info.ty) {
-            return Err(BackendError::UnsupportedType {
-                name: name.to_string(),
-                ty: t.info.ty,
-                backend: "cpu".into(),
-            });
-        }
+        let (index, t) = crate::find_weight(self, "cpu", model, name)?;
         Ok(CpuWeight {
             model: model.clone(),
             index,
