@@ -187,6 +187,13 @@ pub trait Backend: Send + Sync {
     /// (groups = heads for Q/K norms, the whole row otherwise).
     fn rms_norm(&self, x: &mut Self::Tensor, w: &Self::Weight, eps: f32);
 
+    /// `rms_norm` into a new tensor, leaving `x` as it is (the pre-norm of a residual block).
+    fn rms_norm_into(&self, x: &Self::Tensor, w: &Self::Weight, eps: f32) -> Self::Tensor {
+        let mut h = self.copy(x);
+        self.rms_norm(&mut h, w, eps);
+        h
+    }
+
     /// Rotates each head of each row by its token's position.
     fn rope(&self, x: &mut Self::Tensor, head_dim: usize, positions: &[u32], p: &RopeParams);
 

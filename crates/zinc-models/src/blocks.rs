@@ -411,7 +411,5 @@ impl<B: Backend> Head<B> {
 
 /// `RMSNorm(x) · w` into a new tensor.
 pub fn normed<B: Backend>(b: &B, x: &B::Tensor, w: &B::Weight, eps: f32) -> B::Tensor {
-    let mut h = b.copy(x);
-    b.rms_norm(&mut h, w, eps);
-    h
+    b.rms_norm_into(x, w, eps)
 }

@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 // attention.comp — causal (optionally sliding-window) attention of query rows over the f16 KV
 // cache, one workgroup per (head, query row), online softmax over chunks of WG keys.
 //
@@ -66,16 +67,27 @@ void attend_f16(uint t, uint h, uint tid, uint hd, uint kvh, uint kv_dim, uint q
     float sum = 0.0;
     for (uint c = lo; c <= p; c++) {
         uint kb = c * kv_dim + kvh * hd;
-        float part = 0.0;
-        for (uint d = tid; d < hd; d += WG) {
-            part += qs[d] * unpackHalf2x16(pc.kc.v[(kb + d) / 2u])[(kb + d) & 1u];
-        }
-        ps[tid] = part;
-        for (uint s2 = 1u; s2 < WG; s2 *= 2u) {
-            barrier();
-            if ((tid % (2u * s2)) == 0u && tid + s2 < WG) {
-                ps[tid] += ps[tid + s2];
+        if (tid == 0u) {
+            // The CPU's dot_f32 order: eight running sums (lane d % 8, multiply then add, not
+            // fused), then summed left to right; the remainder (hd % 8) last.
+            precise float a8[8] = float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+            uint h8 = hd - hd % 8u;
+            for (uint d = 0u; d < h8; d += 8u) {
+                [[unroll]] for (uint k = 0u; k < 8u; k++) {
+                    precise float prod = qs[d + k] * unpackHalf2x16(pc.kc.v[(kb + d + k) / 2u])[(kb + d + k) & 1u];
+                    a8[k] = a8[k] + prod;
+                }
             }
+            precise float tail = 0.0;
+            for (uint d = h8; d < hd; d++) {
+                precise float prod = qs[d] * unpackHalf2x16(pc.kc.v[(kb + d) / 2u])[(kb + d) & 1u];
+                tail = tail + prod;
+            }
+            precise float total = 0.0;
+            [[unroll]] for (uint k = 0u; k < 8u; k++) {
+                total = total + a8[k];
+            }
+            ps[0] = total + tail;
         }
         barrier();
         float s = ps[0] * pc.scale;

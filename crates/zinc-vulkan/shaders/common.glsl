@@ -14,6 +14,9 @@
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Floats { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words  { uint  v[]; };
+// The same memory as 16-byte vectors, for reads known to be 16-byte aligned (Quads(w) views a
+// Words buffer w; element i covers bytes 16i .. 16i + 15).
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Quads { uvec4 v[]; };
 
 // Byte `byte` of a Words buffer.
 uint rd_u8(Words b, uint byte) {

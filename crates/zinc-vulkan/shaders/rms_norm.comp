@@ -1,26 +1,33 @@
 #version 450
-// rms_norm.comp — RMSNorm in place over groups of columns, times a weight.
+#extension GL_KHR_shader_subgroup_shuffle : require
+// rms_norm.comp — RMSNorm over groups of columns, times a weight, in place or into another
+// buffer.
 //
 // Buffers (device addresses in the push constants):
-//   x : Floats — rows × ncols activations, row-major f32, normalized in place; viewed as
-//                ngroups = rows·ncols / group consecutive groups of `group` values
+//   x : Floats — rows × ncols activations, row-major f32; viewed as ngroups = rows·ncols / group
+//                consecutive groups of `group` values
 //   w : Floats — the `group` weights
-// Push constants (std430, in order): Floats x; Floats w; uint ncols; uint group; float eps;
-//   uint ngroups.  (ncols is informational: groups never straddle rows since group | ncols.)
-// Specialization constant 0: WG, the workgroup size (default 128; 64..256, any value works).
+//   o : Floats — the output, same layout as x (o = x: in place)
+// Push constants (std430, in order): Floats x; Floats w; Floats o; uint ncols; uint group;
+//   float eps; uint ngroups.  (ncols is informational: groups never straddle rows since
+//   group | ncols.)
+// Specialization constants: 0 = WG, the workgroup size (default 128; a power of two ≤ 1024);
+//   1 = SG, 1 to reduce within subgroups by shuffles first (else shared memory only).
 // Dispatch: (min(ngroups, 65535), 1, ceil(ngroups / 65535)) workgroups; group g = wg_linear()
 //   (groups past ngroups exit).
-// x[g·group + j] = (x · inversesqrt(mean(x²) + eps)) · w[j], the sum of squares reduced through
-// shared memory (the CPU backend sums in f64; this sums in f32).
+// o[g·group + j] = (x · inversesqrt(mean(x²) + eps)) · w[j], the sum of squares carried as a
+// double-float (see below).
 
 #include "common.glsl"
 
 layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint SG = 1;
 layout(local_size_x_id = 0) in;
 
 layout(push_constant, std430) uniform PC {
     Floats x;
     Floats w;
+    Floats o;
     uint ncols;
     uint group;
     float eps;
@@ -29,6 +36,16 @@ layout(push_constant, std430) uniform PC {
 
 shared float red[WG];
 shared float red_lo[WG];
+
+// (hi, lo) += (b, b_lo) as double-floats (an error-free two-sum of the high parts).
+void two_sum_into(inout float hi, inout float lo, float b, float b_lo) {
+    precise float a = hi;
+    precise float s = a + b;
+    precise float bp = s - a;
+    precise float e = (a - (s - bp)) + (b - bp);
+    hi = s;
+    lo = lo + b_lo + e;
+}
 
 void main() {
     uint g = wg_linear();
@@ -51,18 +68,33 @@ void main() {
         lo += (hi - (s - bp)) + (p - bp);
         hi = s;
     }
+    // Within subgroups first (no barriers), then the subgroup leaders through shared memory.
+    uint stride = 1u;
+    if (SG == 1u) {
+        uint sgs = min(gl_SubgroupSize, WG);
+        for (uint st = 1u; st < sgs; st *= 2u) {
+            float bh = subgroupShuffleXor(hi, st);
+            float bl = subgroupShuffleXor(lo, st);
+            // Both partners add the same pair, in an order that does not depend on which is
+            // which: the lower lane's value first.
+            bool first = (gl_SubgroupInvocationID & st) == 0u;
+            float ah = first ? hi : bh, al = first ? lo : bl;
+            float ch = first ? bh : hi, cl = first ? bl : lo;
+            hi = ah;
+            lo = al;
+            two_sum_into(hi, lo, ch, cl);
+        }
+        stride = sgs;
+    }
     red[tid] = hi;
     red_lo[tid] = lo;
-    for (uint st = 1u; st < WG; st *= 2u) {
+    for (uint st = stride; st < WG; st *= 2u) {
         barrier();
         if ((tid % (2u * st)) == 0u && tid + st < WG) {
-            precise float a = red[tid];
-            precise float b = red[tid + st];
-            precise float s = a + b;
-            precise float bp = s - a;
-            precise float e = (a - (s - bp)) + (b - bp);
-            red[tid] = s;
-            red_lo[tid] = red_lo[tid] + red_lo[tid + st] + e;
+            float h2 = red[tid], l2 = red_lo[tid];
+            two_sum_into(h2, l2, red[tid + st], red_lo[tid + st]);
+            red[tid] = h2;
+            red_lo[tid] = l2;
         }
     }
     barrier();
@@ -73,6 +105,6 @@ void main() {
     precise float mean = q + r / n;
     precise float scale = 1.0 / sqrt(mean + pc.eps);
     for (uint j = tid; j < pc.group; j += WG) {
-        pc.x.v[base + j] = (pc.x.v[base + j] * scale) * pc.w.v[j];
+        pc.o.v[base + j] = (pc.x.v[base + j] * scale) * pc.w.v[j];
     }
 }

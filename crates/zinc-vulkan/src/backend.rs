@@ -27,9 +27,20 @@ pub struct VulkanOptions {
     pub device: Option<usize>,
     /// Turn on VK_LAYER_KHRONOS_validation.
     pub validation: bool,
-    /// Mat-vec threads per weight row (a power of two ≤ 64). `None`: 1 on CPU devices (a row per
-    /// SIMD lane, no barriers), 64 on GPUs. Tests set it to run the GPU kernels on lavapipe.
+    /// Mat-vec threads per weight row on decode steps (a power of two ≤ 64). `None`: 1 on CPU
+    /// devices (a row per SIMD lane, no barriers); on GPUs 32 for the integer-dot kernel, 64 for
+    /// the float one. Tests set it to run the GPU kernels on lavapipe.
     pub threads_per_row: Option<u32>,
+    /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
+    /// `None`: 1 on CPU devices, 2 on GPUs.
+    pub prompt_threads_per_row: Option<u32>,
+    /// Integer dot products for quantized mat-vecs (`matvecq.comp`). `None`: wherever the device
+    /// has shaderIntegerDotProduct; `Some(false)` keeps the float mat-vec (tests run both).
+    pub int_dot: Option<bool>,
+    /// Single-token attention over few keys follows the CPU backend's arithmetic (f16 Q and V
+    /// accumulator, a key at a time), so greedy decoding tracks the CPU oracle. `None`: on CPU
+    /// devices (lavapipe in CI); GPUs split the keys across workgroups instead.
+    pub cpu_attention: Option<bool>,
     /// Time every dispatch with GPU timestamps (`zinc bench --profile`); see
     /// [`VulkanBackend::profile`].
     pub profile: bool,
@@ -52,9 +63,12 @@ fn variant(kernel: &'static str, ty: GgmlType) -> &'static str {
         .or_insert_with(|| Box::leak(format!("{kernel}_{}", ty.name()).into_boxed_str()))
 }
 
-/// Above this many keys, a single-token attention splits the keys across workgroups.
+/// Above this many keys, a single-token attention splits the keys across workgroups even where
+/// it would otherwise follow the CPU's arithmetic (`cpu_attention`).
 const SPLIT_KV: usize = 512;
-const SPLIT_LEN: usize = 256;
+/// Keys per slice: at least this many, and at most `MAX_SPLITS` slices.
+const SPLIT_LEN: usize = 64;
+const MAX_SPLITS: usize = 128;
 /// Uploads (positions, ids, small tensors) go through a mapped arena of this size.
 const ARENA_BYTES: u64 = 8 << 20;
 /// Large uploads are staged in chunks of this size.
@@ -72,6 +86,22 @@ struct Recorder {
     keep: Vec<Buffer>,
     readback: Option<Buffer>,
     prof: Option<Profiler>,
+    /// Commands recorded so far (dispatches, copies, fills): a value that has not moved means
+    /// no buffer was written in between (see `QuantCache`).
+    ops: u64,
+}
+
+/// The last activations quantized for the integer-dot mat-vec, kept for the next projection of
+/// the same input (q, k and v share one; gate and up another). Valid while the recorder's `ops`
+/// still equals `seq`: the mat-vecs that read it write only their own fresh outputs, and bump
+/// `seq` past themselves.
+struct QuantCache {
+    x: u64,
+    len: usize,
+    mode: u32,
+    seq: u64,
+    q: VkTensor,
+    s: VkTensor,
 }
 
 /// GPU timestamps around every dispatch, summed per shader when a submit completes.
@@ -132,6 +162,7 @@ impl Recorder {
                 arena_used: 0,
                 keep: Vec::new(),
                 readback: None,
+                ops: 0,
             })
         }
     }
@@ -192,6 +223,7 @@ impl Recorder {
         if groups.contains(&0) {
             return Ok(());
         }
+        self.ops += 1;
         self.begin()?;
         let d = &self.ctx.device;
         let timed = match &mut self.prof {
@@ -236,6 +268,7 @@ impl Recorder {
         if size == 0 {
             return Ok(());
         }
+        self.ops += 1;
         self.begin()?;
         // SAFETY: recording a copy between live buffers, in bounds (callers check).
         unsafe {
@@ -255,6 +288,7 @@ impl Recorder {
     }
 
     fn fill_zero(&mut self, buf: vk::Buffer, size: u64) -> Result<(), VulkanError> {
+        self.ops += 1;
         self.begin()?;
         // SAFETY: recording a fill of a live buffer; size is a multiple of 4.
         unsafe {
@@ -462,6 +496,19 @@ pub struct VulkanBackend {
     /// Mat-vec threads per weight row: 1 on CPU devices (no barriers), 64 on GPUs (H200 decode:
     /// 8 → 19.5, 16 → 25.7, 32 → 28.6, 64 → 30.9 tok/s).
     threads_per_row: u32,
+    /// Threads per row of the integer-dot mat-vec on decode steps: 1 on CPU devices, 32 on GPUs
+    /// (H200 decode, Qwen3-8B, tg64: 8 → 102, 16 → 92–111, 32 → 120 tok/s).
+    q_threads_per_row: u32,
+    /// Threads per row of the integer-dot kernel on prompts (H200, Qwen3-8B prompt 512:
+    /// 32 → 189, 16 → 349, 8 → 582, 4 → 881, 2 → 1082 tok/s).
+    p_threads_per_row: u32,
+    /// Quantized mat-vecs take the integer-dot path (see [`VulkanOptions::int_dot`]).
+    int_dot: bool,
+    /// Mat-vec row reductions may use subgroup shuffles.
+    shuffle: bool,
+    /// See [`VulkanOptions::cpu_attention`].
+    cpu_attention: bool,
+    qcache: Mutex<Option<QuantCache>>,
     /// `zinc_backend::cpu::gelu_f16_table()` on the device (GeGLU follows the CPU bit for bit).
     gelu_table: Buffer,
     rec: Arc<Mutex<Recorder>>,
@@ -509,11 +556,32 @@ impl VulkanBackend {
             } else {
                 64
             });
+        let on_cpu = ctx.info.kind == crate::DeviceKind::Cpu;
+        let q_threads_per_row = opts
+            .threads_per_row
+            .filter(|t| t.is_power_of_two() && *t <= 64)
+            .unwrap_or(if on_cpu { 1 } else { 32 });
+        // The integer-dot mat-vec reduces rows with subgroup shuffles.
+        let p_threads_per_row = opts
+            .prompt_threads_per_row
+            .filter(|t| t.is_power_of_two() && *t <= 64)
+            .unwrap_or(if on_cpu { 1 } else { 2 });
+        let int_dot = opts.int_dot.unwrap_or(true)
+            && ctx.info.integer_dot_product
+            && ctx.info.subgroup_shuffle;
+        let shuffle = ctx.info.subgroup_shuffle;
+        let cpu_attention = opts.cpu_attention.unwrap_or(on_cpu);
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let rec = Recorder::new(&ctx, opts.profile)?;
         let b = VulkanBackend {
             threads_per_row,
+            q_threads_per_row,
+            p_threads_per_row,
+            int_dot,
+            shuffle,
+            cpu_attention,
+            qcache: Mutex::new(None),
             gelu_table,
             rec: Arc::new(Mutex::new(rec)),
             pool: Arc::new(Pool {
@@ -677,10 +745,97 @@ impl VulkanBackend {
         Some(out)
     }
 
+    /// `x` quantized to 8-bit integers for `ty`'s integer dot product (quant_act.comp): the
+    /// addresses of the packed bytes and of the per-32-element chunk floats, which stay valid
+    /// until the next call. `None` where `ty` has no such path.
+    fn quant_input(&self, ty: GgmlType, x: &VkTensor) -> Option<(u64, u64)> {
+        use GgmlType as T;
+        // The activation formats of the CPU's dot products (as `dot_input`).
+        let mode = match ty {
+            T::F32 | T::F16 | T::BF16 => return None,
+            T::Q4_0 | T::Q5_0 | T::Q8_0 | T::IQ4_NL | T::MXFP4 | T::Q4_1 | T::Q5_1 => 1,
+            _ => 2,
+        };
+        let n = x.len();
+        let mut cache = self.qcache.lock().unwrap_or_else(|e| e.into_inner());
+        let ops = self.rec().ops;
+        if let Some(c) = cache.as_ref() {
+            if c.x == x.addr() && c.len == n && c.mode == mode && c.seq == ops {
+                return Some((c.q.addr(), c.s.addr()));
+            }
+        }
+        // Sized in f32 slots: n bytes of quants, 4 floats per 32 elements.
+        let q = self.new_tensor(1, n.div_ceil(4));
+        let s = self.new_tensor(1, n / 8);
+        let push = Push::new()
+            .addr(x.addr())
+            .addr(q.addr())
+            .addr(s.addr())
+            .u32(n as u32)
+            .u32(mode);
+        self.run("quant_act", 64, fold(n.div_ceil(256)), push);
+        let addrs = (q.addr(), s.addr());
+        *cache = Some(QuantCache {
+            x: x.addr(),
+            len: n,
+            mode,
+            seq: self.rec().ops,
+            q,
+            s,
+        });
+        Some(addrs)
+    }
+
+    /// After a dispatch that wrote nothing but a fresh output: the cached quantized input is
+    /// still current.
+    fn quant_still_valid(&self) {
+        if let Some(c) = self
+            .qcache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            c.seq = self.rec().ops;
+        }
+    }
+
     /// `y = W · x` for rows of a (possibly expert-offset) weight.
     fn project(&self, w: &VkWeight, x: &VkTensor) -> VkTensor {
         let (rows, cols) = (w.rows(), w.cols());
         let out = self.new_tensor(x.rows, rows);
+        if self.int_dot {
+            if let Some((q, s)) = self.quant_input(w.ty, x) {
+                let seq = self.rec().ops;
+                let push = Push::new()
+                    .addr(w.buf.address)
+                    .addr(q)
+                    .addr(s)
+                    .addr(out.addr())
+                    .u32(cols as u32)
+                    .u32(rows as u32)
+                    .u32(w.row_bytes as u32)
+                    .u32(x.rows as u32);
+                // Decode steps: a token per invocation; prompts: NT tokens share each weight
+                // read.
+                let (nt, tpr): (u32, u32) = if x.rows <= 4 {
+                    (1, self.q_threads_per_row)
+                } else {
+                    (8, self.p_threads_per_row)
+                };
+                let wg = 128.max(tpr);
+                let groups = rows.div_ceil((wg / tpr) as usize);
+                let g = [
+                    x.rows.div_ceil(nt as usize) as u32,
+                    groups.min(65535) as u32,
+                    groups.div_ceil(65535) as u32,
+                ];
+                self.run_spec(variant("matvecq", w.ty), [wg, tpr, nt], g, push);
+                if self.rec().ops == seq + 1 {
+                    self.quant_still_valid();
+                }
+                return out;
+            }
+        }
         let xq = self.dot_input(w.ty, x);
         let x = xq.as_ref().unwrap_or(x);
         let push = Push::new()
@@ -743,6 +898,29 @@ impl VulkanBackend {
         g[1] = nslots as u32;
         self.run(variant("moe_matvec", w.ty), 64, g, push);
         out
+    }
+
+    /// RMSNorm of `x` by groups of `w`'s length, written to `out` (which may be `x`).
+    fn norm_to(&self, x: &VkTensor, w: &VkWeight, eps: f32, out: u64) {
+        let group = w.dims.iter().product::<u64>() as usize;
+        let ngroups = x.len() / group.max(1);
+        let push = Push::new()
+            .addr(x.addr())
+            .addr(w.buf.address)
+            .addr(out)
+            .u32(x.cols as u32)
+            .u32(group as u32)
+            .f32(eps)
+            .u32(ngroups as u32);
+        // About eight values per invocation: one workgroup per group is all the parallelism a
+        // single row has.
+        let wg = (group / 8).next_power_of_two().clamp(64, 512) as u32;
+        self.run_spec(
+            "rms_norm",
+            [wg, self.shuffle as u32, 0],
+            fold(ngroups),
+            push,
+        );
     }
 
     fn scale_buffer(&self, s: Option<&[f32]>) -> Option<u64> {
@@ -940,16 +1118,13 @@ impl Backend for VulkanBackend {
     }
 
     fn rms_norm(&self, x: &mut VkTensor, w: &VkWeight, eps: f32) {
-        let group = w.dims.iter().product::<u64>() as usize;
-        let ngroups = x.len() / group.max(1);
-        let push = Push::new()
-            .addr(x.addr())
-            .addr(w.buf.address)
-            .u32(x.cols as u32)
-            .u32(group as u32)
-            .f32(eps)
-            .u32(ngroups as u32);
-        self.run("rms_norm", 128, fold(ngroups), push);
+        self.norm_to(x, w, eps, x.addr());
+    }
+
+    fn rms_norm_into(&self, x: &VkTensor, w: &VkWeight, eps: f32) -> VkTensor {
+        let out = self.new_tensor(x.rows, x.cols);
+        self.norm_to(x, w, eps, out.addr());
+        out
     }
 
     fn rope(&self, x: &mut VkTensor, head_dim: usize, positions: &[u32], p: &RopeParams) {
@@ -1059,6 +1234,7 @@ impl Backend for VulkanBackend {
         let max_pos = positions.iter().copied().max().unwrap_or(0) as usize;
         let window = p.window.unwrap_or(0) as u32;
         let keys = p.window.map_or(max_pos + 1, |w| w.min(max_pos + 1));
+        let split_len = keys.div_ceil(MAX_SPLITS).next_multiple_of(SPLIT_LEN);
         // Addresses come first in every push-constant block: attn_split adds `part` after `pos`
         // and `split_len` after the scalars.
         let push = |part: Option<u64>| {
@@ -1079,14 +1255,13 @@ impl Backend for VulkanBackend {
                 .f32(p.scale)
                 .u32(window)
                 .u32((max_pos + 1) as u32);
-            if part.is_some() {
-                pc.u32(SPLIT_LEN as u32)
-            } else {
-                pc
+            match part {
+                Some(_) => pc.u32(split_len as u32),
+                None => pc,
             }
         };
-        if q.rows == 1 && keys > SPLIT_KV {
-            let nsplit = keys.div_ceil(SPLIT_LEN);
+        if q.rows == 1 && (keys > SPLIT_KV || !self.cpu_attention) {
+            let nsplit = keys.div_ceil(split_len);
             let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
             let push = push(Some(part.addr()));
             self.run("attn_split", 64, [p.n_head as u32, 1, nsplit as u32], push);

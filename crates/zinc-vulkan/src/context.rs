@@ -77,9 +77,15 @@ impl Context {
                 .queue_family_index(queue_family)
                 .queue_priorities(&prio)];
             let mut f12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
-            let create = vk::DeviceCreateInfo::default()
+            // The integer-dot mat-vec (matvecq.comp) needs shaderIntegerDotProduct (Vulkan 1.3).
+            let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
+                .shader_integer_dot_product(info.integer_dot_product);
+            let mut create = vk::DeviceCreateInfo::default()
                 .queue_create_infos(&queues)
                 .push_next(&mut f12);
+            if info.integer_dot_product {
+                create = create.push_next(&mut f13);
+            }
             let device = inst.create_device(pdev, &create, None)?;
             let queue = device.get_device_queue(queue_family, 0);
             let mem_props = inst.get_physical_device_memory_properties(pdev);

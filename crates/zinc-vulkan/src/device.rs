@@ -22,6 +22,8 @@ pub struct DeviceInfo {
     pub api_version: (u32, u32, u32),
     pub subgroup_size: u32,
     pub subgroup_arithmetic: bool,
+    /// Subgroup shuffles in compute shaders (mat-vec row reductions use them).
+    pub subgroup_shuffle: bool,
     pub shader_fp16: bool,
     pub shader_int8: bool,
     pub storage_8bit: bool,
@@ -133,7 +135,7 @@ impl Instance {
         let app = vk::ApplicationInfo::default()
             .application_name(c"zinc")
             .engine_name(c"zinc")
-            .api_version(vk::API_VERSION_1_2);
+            .api_version(vk::API_VERSION_1_3);
         let mut layers = Vec::new();
         let mut exts = Vec::new();
         if validation {
@@ -256,12 +258,17 @@ impl Instance {
                 subgroup_arithmetic: subgroup
                     .supported_operations
                     .contains(vk::SubgroupFeatureFlags::ARITHMETIC),
+                subgroup_shuffle: subgroup
+                    .supported_operations
+                    .contains(vk::SubgroupFeatureFlags::SHUFFLE)
+                    && subgroup
+                        .supported_stages
+                        .contains(vk::ShaderStageFlags::COMPUTE),
                 shader_fp16: f12.shader_float16 == vk::TRUE,
                 shader_int8: f12.shader_int8 == vk::TRUE,
                 storage_8bit: f12.storage_buffer8_bit_access == vk::TRUE,
                 storage_16bit: f11.storage_buffer16_bit_access == vk::TRUE,
-                integer_dot_product: f13.shader_integer_dot_product == vk::TRUE
-                    || has_ext(c"VK_KHR_shader_integer_dot_product"),
+                integer_dot_product: f13.shader_integer_dot_product == vk::TRUE,
                 cooperative_matrix: has_ext(c"VK_KHR_cooperative_matrix")
                     || has_ext(c"VK_NV_cooperative_matrix2"),
                 buffer_device_address: f12.buffer_device_address == vk::TRUE,

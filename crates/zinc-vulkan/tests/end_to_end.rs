@@ -35,42 +35,83 @@ fn vulkan() -> VulkanBackend {
     VulkanBackend::new(&VulkanOptions::default()).expect("a Vulkan device (CI installs lavapipe)")
 }
 
-/// Greedy tokens agree for 32 tokens, or part only at a near-tie of the CPU's own logits: both
-/// backends round activations to 8 bits before each product, so a last-bit difference in a sum
-/// (summation order differs) can move one activation by a quantization step now and then.
+/// The logits before each token of `cont`, decoding one token at a time after `prompt` (the
+/// decode path, teacher-forced: both backends see the same tokens).
+fn forced<B: Backend>(e: &Engine<B>, prompt: &[u32], cont: &[u32]) -> Vec<Vec<f32>> {
+    let mut s = e.session(256);
+    let last = |v: Vec<Vec<f32>>| v.into_iter().next_back().expect("logits");
+    let mut out = vec![last(s.eval(prompt, Logits::Last).expect("eval"))];
+    for &t in &cont[..cont.len() - 1] {
+        out.push(last(s.eval(&[t], Logits::Last).expect("eval")));
+    }
+    out
+}
+
+fn argmax(v: &[f32]) -> usize {
+    (0..v.len()).fold(0, |b, i| if v[i] > v[b] { i } else { b })
+}
+
+/// Along the CPU's greedy continuation (32 tokens, decoded one at a time on both backends), the
+/// Vulkan backend picks the CPU's token at every step, except at a near-tie of the CPU's own
+/// logits (a gap of at most 0.25). The quantized products are bit-identical (integer dots on
+/// the same 8-bit activations), but transcendentals (exp in softmax and SiLU, sin/cos) differ
+/// in the last bits, and the f16 KV cache and 8-bit activation rounding can turn that into a
+/// rounding step now and then — measured on lavapipe: logits up to 0.57 apart (RMS over the
+/// vocabulary), 4 of 64 steps picking another token at CPU gaps of 0.002–0.24.
+/// Free-running greedy decoding would compound one such tie into a different text, so each
+/// step is judged on the same context.
 #[test]
 fn greedy_tokens_follow_the_cpu_backend() {
     let file = Arc::new(GgufModel::open(model(TestModel::Gemma3)).expect("open"));
     let cpu = engine(CpuBackend::new(), &file);
     let vk = engine(vulkan(), &file);
-    let mut agreed = Vec::new();
+    let mut failures = Vec::new();
     for prompt in [
         "The capital of France is",
         "The history of the printing press begins",
     ] {
         let ids = cpu.tokenizer.encode(prompt, true, false);
         let a = greedy(&cpu, &ids, 32);
-        let b = greedy(&vk, &ids, 32);
-        let same = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-        eprintln!("{prompt:?}: {same} of 32 greedy tokens agree");
-        agreed.push(same);
-        if same < 32 {
-            let mut s = cpu.session(256);
-            let mut ctx = ids.clone();
-            ctx.extend_from_slice(&a[..same]);
-            let l = s
-                .eval(&ctx, Logits::Last)
-                .expect("eval")
-                .pop()
-                .expect("logits");
-            let gap = l[a[same] as usize] - l[b[same] as usize];
-            eprintln!("  they part at token {same}: the CPU's logit gap between the two choices is {gap:.4}");
-            assert!(
-                gap <= 0.1,
-                "{prompt:?} parts at token {same} with a gap of {gap}: not a tie"
+        let lc = forced(&cpu, &ids, &a);
+        let lv = forced(&vk, &ids, &a);
+        let mut same = 0;
+        let mut worst_rms = 0.0f64;
+        for (i, (c, v)) in lc.iter().zip(&lv).enumerate() {
+            assert_eq!(
+                argmax(c),
+                a[i] as usize,
+                "the CPU's own greedy token at step {i}"
             );
+            let rms = (c
+                .iter()
+                .zip(v)
+                .map(|(x, y)| ((x - y) as f64).powi(2))
+                .sum::<f64>()
+                / c.len() as f64)
+                .sqrt();
+            worst_rms = worst_rms.max(rms);
+            let pick = argmax(v);
+            if pick == a[i] as usize {
+                same += 1;
+            } else {
+                let gap = c[a[i] as usize] - c[pick];
+                eprintln!(
+                    "  step {i}: vulkan picks {pick}, the CPU {}; CPU gap {gap:.4}",
+                    a[i]
+                );
+                if gap > 0.25 {
+                    failures.push(format!("{prompt:?} step {i}: gap {gap} is not a tie"));
+                }
+            }
+        }
+        eprintln!(
+            "{prompt:?}: {same} of 32 steps pick the CPU's token; worst logits RMS {worst_rms:.4}"
+        );
+        if worst_rms > 1.0 {
+            failures.push(format!("{prompt:?}: logits RMS {worst_rms} apart"));
         }
     }
+    assert!(failures.is_empty(), "{failures:#?}");
 }
 
 /// A greedy decode step is one queue submit, and only the token id (4 bytes) comes back — under

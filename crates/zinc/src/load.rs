@@ -39,6 +39,15 @@ pub struct ModelArgs {
     /// Vulkan mat-vec threads per weight row (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_threads_per_row: Option<u32>,
+    /// Vulkan integer-dot mat-vecs (`false` keeps the float kernels; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_int_dot: Option<bool>,
+    /// Vulkan integer-dot threads per row on prompts (kernel tuning).
+    #[arg(long, hide = true)]
+    pub vk_prompt_threads_per_row: Option<u32>,
+    /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
+    #[arg(long, hide = true)]
+    pub vk_cpu_attention: Option<bool>,
 }
 
 /// Backend options without a model (`zinc selftest`).
@@ -65,6 +74,9 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vulkan_validation: a.vulkan_validation,
         profile: false,
         vk_threads_per_row: None,
+        vk_int_dot: None,
+        vk_prompt_threads_per_row: None,
+        vk_cpu_attention: None,
     })
 }
 
@@ -115,6 +127,9 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         device: args.device,
         validation: args.vulkan_validation,
         threads_per_row: args.vk_threads_per_row,
+        int_dot: args.vk_int_dot,
+        prompt_threads_per_row: args.vk_prompt_threads_per_row,
+        cpu_attention: args.vk_cpu_attention,
         profile: args.profile,
     };
     match args.backend.as_str() {

@@ -1,0 +1,109 @@
+#version 450
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_spirv_intrinsics : require
+// matvecq.comp — Y = W·X with integer dot products (per format), for decode steps and prompts
+// alike: the activations arrive quantized by quant_act.comp, weights are widened to packed
+// bytes and multiplied four at a time (dotq.glsl). Used where the device has
+// shaderIntegerDotProduct; matvec.comp / matmul.comp are the float path for other devices and
+// for F32/F16/BF16 weights.
+//
+// Buffers (device addresses in the push constants):
+//   w  : Words  — the weight, nrows rows of row_bytes bytes each (GGML blocks of TYPE_<FMT>)
+//   xq : Words  — ntok × ncols signed activation bytes (quant_act.comp)
+//   xs : Floats — ntok × ncols/32 chunks of four floats (quant_act.comp)
+//   y  : Floats — ntok × nrows outputs, row-major f32 (y[t·nrows + r])
+// Push constants (std430, in order): Words w; Words xq; Floats xs; Floats y; uint ncols;
+//   uint nrows; uint row_bytes; uint ntok.
+// Specialization constants: 0 = WG, the workgroup size (default 128); 1 = TPR, threads per row
+//   (a power of two dividing WG, default 16); 2 = NT, tokens per invocation (1..16, default 1).
+// Dispatch: (ceil(ntok / NT), min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / TPR))
+//   row groups: the token group is gl_WorkGroupID.x (fastest, so the workgroups that share a
+//   slice of W run together and find it in cache), the row group y + z·65535.
+// A row's TPR lanes take its units (UNIT elements, dotq.glsl) in turn — lanes next to each
+// other read neighbouring bytes — and each unit is dotted with NT tokens' activations.
+// Subgroup shuffles reduce a row's lanes when the subgroup holds them, else shared memory does
+// (the host takes this kernel only where the device has subgroup shuffles).
+
+#include "common.glsl"
+#include "dequant.glsl"
+#include "dotq.glsl"
+
+layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint TPR = 16;
+layout(constant_id = 2) const uint NT = 1;
+layout(local_size_x_id = 0) in;
+
+layout(push_constant, std430) uniform PC {
+    Words w;
+    Words xq;
+    Floats xs;
+    Floats y;
+    uint ncols;
+    uint nrows;
+    uint row_bytes;
+    uint ntok;
+} pc;
+
+shared float red[WG];
+
+// The lanes of a row sum `v` (every lane gets the total on the subgroup path, lane 0 always).
+float row_sum(float v, uint tid, uint lane) {
+    if (TPR == 1u) {
+        return v;
+    }
+    if (gl_SubgroupSize >= TPR) {
+        // A row's lanes are consecutive invocations, TPR-aligned: one subgroup holds them.
+        [[unroll]] for (uint s = TPR / 2u; s > 0u; s >>= 1) {
+            v += subgroupShuffleXor(v, s);
+        }
+        return v;
+    }
+    barrier(); // the previous token's sums have been read
+    red[tid] = v;
+    for (uint s = TPR / 2u; s > 0u; s >>= 1) {
+        barrier();
+        if (lane < s) {
+            red[tid] += red[tid + s];
+        }
+    }
+    barrier();
+    return red[tid];
+}
+
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    uint lane = tid % TPR;
+    uint r = (gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u) * (WG / TPR) + tid / TPR;
+    uint t0 = gl_WorkGroupID.x * NT;
+    bool live = r < pc.nrows && t0 < pc.ntok;
+    float acc[16];
+    uint xw[16];
+    uint xc[16];
+    [[unroll]] for (uint j = 0u; j < NT; j++) {
+        uint t = min(t0 + j, pc.ntok - 1u); // past the end: recompute the last token
+        xw[j] = t * (pc.ncols / 4u);
+        xc[j] = t * (pc.ncols / 32u) * 4u;
+        acc[j] = 0.0;
+    }
+    if (live) {
+        const uint UPB = BLOCK_ELEMS / UNIT; // units per block
+        uint nunits = pc.ncols / UNIT;
+        uint row = r * pc.row_bytes;
+        for (uint i = lane; i < nunits; i += TPR) {
+            uint bb = row + (i / UPB) * BLOCK_BYTES;
+            uint u = i % UPB;
+            uint e0 = i * UNIT;
+            [[unroll]] for (uint j = 0u; j < NT; j++) {
+                acc[j] += unit_dot(pc.w, bb, u, pc.xq, pc.xs, xw[j] + e0 / 4u,
+                                   xc[j] + (e0 / 32u) * 4u);
+            }
+        }
+    }
+    [[unroll]] for (uint j = 0u; j < NT; j++) {
+        float total = row_sum(acc[j], tid, lane);
+        if (lane == 0u && live && t0 + j < pc.ntok) {
+            pc.y.v[(t0 + j) * pc.nrows + r] = total;
+        }
+    }
+}
