@@ -8,9 +8,18 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// Kernels compiled once per weight format.
-const PER_FORMAT: &[&str] = &["matvec", "matmul", "get_rows", "moe_matvec", "matvecq"];
-/// Formats the integer-dot kernel (`matvecq`) has no variant for: their activations stay float.
+const PER_FORMAT: &[&str] = &[
+    "matvec",
+    "matmul",
+    "get_rows",
+    "moe_matvec",
+    "matvecq",
+    "matmul_cm",
+];
+/// Formats the integer-dot and cooperative-matrix kernels (`matvecq`, `matmul_cm`) have no
+/// variant for: their activations stay f32 (and their weights are not rounded to f16).
 const FLOAT_FORMATS: &[&str] = &["F32", "F16", "BF16"];
+const QUANT_ONLY: &[&str] = &["matvecq", "matmul_cm"];
 const FORMATS: &[&str] = &[
     "F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
     "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4",
@@ -76,7 +85,7 @@ fn main() {
         let variants: Vec<(String, String)> = if PER_FORMAT.contains(&stem.as_str()) {
             FORMATS
                 .iter()
-                .filter(|f| !stem.ends_with('q') || !FLOAT_FORMATS.contains(f))
+                .filter(|f| !QUANT_ONLY.contains(&stem.as_str()) || !FLOAT_FORMATS.contains(f))
                 .map(|f| {
                     let src = text.replacen(
                         "#version 450\n",

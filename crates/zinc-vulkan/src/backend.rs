@@ -37,6 +37,9 @@ pub struct VulkanOptions {
     /// Integer dot products for quantized mat-vecs (`matvecq.comp`). `None`: wherever the device
     /// has shaderIntegerDotProduct; `Some(false)` keeps the float mat-vec (tests run both).
     pub int_dot: Option<bool>,
+    /// Prompts multiply on cooperative matrices (`matmul_cm.comp`). `None`: wherever the device
+    /// has them (16×16×16 f16, subgroups of 32); `Some(false)` keeps the integer-dot kernel.
+    pub coopmat: Option<bool>,
     /// Single-token attention over few keys follows the CPU backend's arithmetic (f16 Q and V
     /// accumulator, a key at a time), so greedy decoding tracks the CPU oracle. `None`: on CPU
     /// devices (lavapipe in CI); GPUs split the keys across workgroups instead.
@@ -506,6 +509,8 @@ pub struct VulkanBackend {
     int_dot: bool,
     /// Mat-vec row reductions may use subgroup shuffles.
     shuffle: bool,
+    /// See [`VulkanOptions::coopmat`].
+    coopmat: bool,
     /// See [`VulkanOptions::cpu_attention`].
     cpu_attention: bool,
     qcache: Mutex<Option<QuantCache>>,
@@ -571,6 +576,9 @@ impl VulkanBackend {
             && ctx.info.subgroup_shuffle;
         let shuffle = ctx.info.subgroup_shuffle;
         let cpu_attention = opts.cpu_attention.unwrap_or(on_cpu);
+        let coopmat = opts.coopmat.unwrap_or(true)
+            && ctx.info.cooperative_matrix
+            && ctx.info.subgroup_size == 32;
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let rec = Recorder::new(&ctx, opts.profile)?;
@@ -581,6 +589,7 @@ impl VulkanBackend {
             int_dot,
             shuffle,
             cpu_attention,
+            coopmat,
             qcache: Mutex::new(None),
             gelu_table,
             rec: Arc::new(Mutex::new(rec)),
@@ -803,6 +812,27 @@ impl VulkanBackend {
     fn project(&self, w: &VkWeight, x: &VkTensor) -> VkTensor {
         let (rows, cols) = (w.rows(), w.cols());
         let out = self.new_tensor(x.rows, rows);
+        let float_weight = matches!(w.ty, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
+        if self.coopmat && x.rows > 4 && !float_weight {
+            let xq = self.dot_input(w.ty, x);
+            let x = xq.as_ref().unwrap_or(x);
+            let push = Push::new()
+                .addr(w.buf.address)
+                .addr(x.addr())
+                .addr(out.addr())
+                .u32(cols as u32)
+                .u32(rows as u32)
+                .u32(w.row_bytes as u32)
+                .u32(x.rows as u32);
+            let tiles = rows.div_ceil(64);
+            let g = [
+                x.rows.div_ceil(64) as u32,
+                tiles.min(65535) as u32,
+                tiles.div_ceil(65535) as u32,
+            ];
+            self.run(variant("matmul_cm", w.ty), 128, g, push);
+            return out;
+        }
         if self.int_dot {
             if let Some((q, s)) = self.quant_input(w.ty, x) {
                 let seq = self.rec().ops;

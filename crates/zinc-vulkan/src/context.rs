@@ -76,7 +76,14 @@ impl Context {
             let queues = [vk::DeviceQueueCreateInfo::default()
                 .queue_family_index(queue_family)
                 .queue_priorities(&prio)];
-            let mut f12 = vk::PhysicalDeviceVulkan12Features::default().buffer_device_address(true);
+            let coop = info.cooperative_matrix;
+            let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
+                .buffer_device_address(true)
+                .shader_float16(coop)
+                .vulkan_memory_model(coop);
+            let mut fcm =
+                vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
+            let exts = [c"VK_KHR_cooperative_matrix".as_ptr()];
             // The integer-dot mat-vec (matvecq.comp) needs shaderIntegerDotProduct (Vulkan 1.3).
             let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
                 .shader_integer_dot_product(info.integer_dot_product);
@@ -85,6 +92,9 @@ impl Context {
                 .push_next(&mut f12);
             if info.integer_dot_product {
                 create = create.push_next(&mut f13);
+            }
+            if coop {
+                create = create.push_next(&mut fcm).enabled_extension_names(&exts);
             }
             let device = inst.create_device(pdev, &create, None)?;
             let queue = device.get_device_queue(queue_family, 0);

@@ -29,6 +29,8 @@ pub struct DeviceInfo {
     pub storage_8bit: bool,
     pub storage_16bit: bool,
     pub integer_dot_product: bool,
+    /// VK_KHR_cooperative_matrix with 16×16×16 f16 × f16 → f32 at subgroup scope, shaderFloat16
+    /// and the Vulkan memory model: what the prompt mat-mul `matmul_cm.comp` needs.
     pub cooperative_matrix: bool,
     pub buffer_device_address: bool,
     /// Bytes of device-local memory (the largest device-local heap).
@@ -227,7 +229,26 @@ impl Instance {
             if api >= vk::API_VERSION_1_3 {
                 feats = feats.push_next(&mut f13);
             }
+            let coop_ext = has_ext(c"VK_KHR_cooperative_matrix");
+            let mut fcm = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default();
+            if coop_ext {
+                feats = feats.push_next(&mut fcm);
+            }
             inst.get_physical_device_features2(p, &mut feats);
+            let coop_16 = coop_ext
+                && fcm.cooperative_matrix == vk::TRUE
+                && ash::khr::cooperative_matrix::Instance::new(&self.entry, inst)
+                    .get_physical_device_cooperative_matrix_properties(p)
+                    .unwrap_or_default()
+                    .iter()
+                    .any(|c| {
+                        (c.m_size, c.n_size, c.k_size) == (16, 16, 16)
+                            && c.a_type == vk::ComponentTypeKHR::FLOAT16
+                            && c.b_type == vk::ComponentTypeKHR::FLOAT16
+                            && c.c_type == vk::ComponentTypeKHR::FLOAT32
+                            && c.result_type == vk::ComponentTypeKHR::FLOAT32
+                            && c.scope == vk::ScopeKHR::SUBGROUP
+                    });
             let mem = inst.get_physical_device_memory_properties(p);
             let vram = mem.memory_heaps[..mem.memory_heap_count as usize]
                 .iter()
@@ -269,8 +290,9 @@ impl Instance {
                 storage_8bit: f12.storage_buffer8_bit_access == vk::TRUE,
                 storage_16bit: f11.storage_buffer16_bit_access == vk::TRUE,
                 integer_dot_product: f13.shader_integer_dot_product == vk::TRUE,
-                cooperative_matrix: has_ext(c"VK_KHR_cooperative_matrix")
-                    || has_ext(c"VK_NV_cooperative_matrix2"),
+                cooperative_matrix: coop_16
+                    && f12.shader_float16 == vk::TRUE
+                    && f12.vulkan_memory_model == vk::TRUE,
                 buffer_device_address: f12.buffer_device_address == vk::TRUE,
                 vram,
                 max_storage_buffer_range: props.limits.max_storage_buffer_range as u64,

@@ -42,6 +42,9 @@ pub struct ModelArgs {
     /// Vulkan integer-dot mat-vecs (`false` keeps the float kernels; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_int_dot: Option<bool>,
+    /// Vulkan cooperative-matrix prompt mat-mul (`false` keeps the integer-dot kernel).
+    #[arg(long, hide = true)]
+    pub vk_coopmat: Option<bool>,
     /// Vulkan integer-dot threads per row on prompts (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_prompt_threads_per_row: Option<u32>,
@@ -75,6 +78,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         profile: false,
         vk_threads_per_row: None,
         vk_int_dot: None,
+        vk_coopmat: None,
         vk_prompt_threads_per_row: None,
         vk_cpu_attention: None,
     })
@@ -128,6 +132,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         validation: args.vulkan_validation,
         threads_per_row: args.vk_threads_per_row,
         int_dot: args.vk_int_dot,
+        coopmat: args.vk_coopmat,
         prompt_threads_per_row: args.vk_prompt_threads_per_row,
         cpu_attention: args.vk_cpu_attention,
         profile: args.profile,
