@@ -11,6 +11,7 @@
 // with the rd_* helpers below. Byte offsets are uint (every buffer is < 4 GiB).
 
 #extension GL_EXT_buffer_reference : require
+#extension GL_EXT_control_flow_attributes : require
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Floats { float v[]; };
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words  { uint  v[]; };

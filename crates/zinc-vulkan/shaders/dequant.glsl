@@ -254,3 +254,69 @@ float dequant_block(Words w, uint bb, uint e) {
 float dequant(Words w, uint row_byte, uint i) {
     return dequant_block(w, row_byte + (i / BLOCK_ELEMS) * BLOCK_BYTES, i % BLOCK_ELEMS);
 }
+
+// Elements e0 .. e0 + 15 of the block at byte bb (e0 a multiple of 16), decoding the block's
+// (sub-block's) scales once: the common formats of prompt weights read their quants as words;
+// the others call dequant_block per element.
+void dequant16(Words w, uint bb, uint e0, out float v[16]) {
+#if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
+    uint sub = e0 / 32u, l0 = e0 % 32u;
+    uint sb = bb + 4u;
+    uint s, m;
+    if (sub < 4u) {
+        s = rd_u8(w, sb + sub) & 63u;
+        m = rd_u8(w, sb + sub + 4u) & 63u;
+    } else {
+        uint b4 = rd_u8(w, sb + sub + 4u);
+        s = (b4 & 15u) | ((rd_u8(w, sb + sub - 4u) >> 6) << 4);
+        m = (b4 >> 4) | ((rd_u8(w, sb + sub) >> 6) << 4);
+    }
+    uint dm = w.v[bb >> 2];
+    float d1 = f16_bits_to_f32(dm & 0xFFFFu) * float(s);
+    float m1 = f16_bits_to_f32(dm >> 16) * float(m);
+    uint qw = (bb + QS_OFF + 32u * (sub / 2u) + l0) >> 2; // 16-byte aligned
+    uint sh = 4u * (sub % 2u);
+#if defined(TYPE_Q5_K)
+    uint hw = (bb + 16u + l0) >> 2;
+#endif
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint q = w.v[qw + i] >> sh;
+#if defined(TYPE_Q5_K)
+        uint h = w.v[hw + i] >> sub;
+#endif
+        [[unroll]] for (uint b = 0u; b < 4u; b++) {
+            uint qi = (q >> (8u * b)) & 15u;
+#if defined(TYPE_Q5_K)
+            qi |= ((h >> (8u * b)) & 1u) << 4;
+#endif
+            v[4u * i + b] = d1 * float(qi) - m1;
+        }
+    }
+#elif defined(TYPE_Q6_K)
+    uint h = e0 / 128u, k = (e0 % 128u) / 32u, l0 = e0 % 32u;
+    uint qlb = bb + 64u * h + l0 + 32u * (k & 1u);
+    uint qhb = bb + 128u + 32u * h + l0;
+    uint lsh = (k < 2u) ? 0u : 4u;
+    float dl = rd_f16(w, bb + 208u) * float(rd_i8(w, bb + 192u + e0 / 16u));
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint ql = rd_u32(w, qlb + 4u * i) >> lsh;
+        uint qh = rd_u32(w, qhb + 4u * i) >> (2u * k);
+        [[unroll]] for (uint b = 0u; b < 4u; b++) {
+            int q = int(((ql >> (8u * b)) & 15u) | (((qh >> (8u * b)) & 3u) << 4)) - 32;
+            v[4u * i + b] = dl * float(q);
+        }
+    }
+#elif defined(TYPE_Q8_0)
+    float d = rd_f16(w, bb);
+    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+        uint q = rd_u32(w, bb + 2u + e0 + 4u * i);
+        [[unroll]] for (uint b = 0u; b < 4u; b++) {
+            v[4u * i + b] = d * float(bitfieldExtract(int(q), int(8u * b), 8));
+        }
+    }
+#else
+    [[unroll]] for (uint e = 0u; e < 16u; e++) {
+        v[e] = dequant(w, bb, e0 + e); // also right where blocks hold fewer than 16
+    }
+#endif
+}

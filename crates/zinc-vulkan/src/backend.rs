@@ -826,7 +826,7 @@ impl VulkanBackend {
                 .u32(x.rows as u32);
             let tiles = rows.div_ceil(64);
             let g = [
-                x.rows.div_ceil(64) as u32,
+                x.rows.div_ceil(128) as u32,
                 tiles.min(65535) as u32,
                 tiles.div_ceil(65535) as u32,
             ];
