@@ -1304,12 +1304,9 @@ impl Backend for VulkanBackend {
                 .u32(nsplit as u32);
             self.run("attn_combine", 64, [p.n_head as u32, 1, 1], push);
         } else {
-            self.run(
-                "attention",
-                64,
-                [p.n_head as u32, q.rows as u32, 1],
-                push(None),
-            );
+            // 64 rows or more: four rows a workgroup (attention.comp's prompt path).
+            let ry = if q.rows < 64 { q.rows } else { q.rows.div_ceil(4) };
+            self.run("attention", 64, [p.n_head as u32, ry as u32, 1], push(None));
         }
         out
     }
