@@ -292,6 +292,40 @@ pub fn run<B: Backend>(
             out.push(judge(case, &y, &r, |i| 1e-6 * r[i].abs().max(1.0)));
         }
     }
+    // Residual mat-vecs: acc += W·x, decode-sized and prompt-sized.
+    for (tname, ntok) in [("Q4_K", 1usize), ("Q6_K", 3), ("Q8_0", 1), ("Q4_K", 9)] {
+        let case = format!("matmul_add {tname} tokens={ntok}");
+        if !want(&case) {
+            continue;
+        }
+        let name = format!("mm.{tname}");
+        let ty = FORMATS
+            .iter()
+            .copied()
+            .find(|t| t.name() == tname)
+            .expect("format");
+        let cols = mm_cols(ty);
+        let wv = dequant(m, &name);
+        let w = weight(&name)?;
+        let x = randn(&mut rng, ntok * cols);
+        let a0 = randn(&mut rng, ntok * MM_ROWS);
+        let mut acc = b.tensor_from(&a0, ntok, MM_ROWS);
+        b.matmul_add(&w, &b.tensor_from(&x, ntok, cols), &mut acc);
+        let y = b.read(&acc);
+        let r: Vec<f64> = matmul_ref(&wv, MM_ROWS, cols, &dot_input(ty, &x), ntok)
+            .iter()
+            .zip(&a0)
+            .map(|(v, &a)| v + a as f64)
+            .collect();
+        out.push(judge(case, &y, &r, |i| {
+            let (t, row) = (i / MM_ROWS, i % MM_ROWS);
+            tol.matmul
+                * norm(&wv[row * cols..(row + 1) * cols])
+                * norm(&x[t * cols..(t + 1) * cols])
+                + 1e-6 * (a0[i] as f64).abs()
+        }));
+    }
+
     if want("matvec fold") {
         let wv = dequant(m, "fold");
         let w = weight("fold")?;
@@ -387,7 +421,18 @@ pub fn run<B: Backend>(
             }
         }
         // Angles near 3000 rad carry f32 rounding of ~2e-4 rad in any f32 implementation.
-        out.push(judge(case, &y, &r, |_| 1e-3));
+        out.push(judge(case.clone(), &y, &r, |_| 1e-3));
+        // Queries and keys (two heads fewer) together: exactly what rope gives each alone.
+        let kcols = cols - 2 * head_dim;
+        let kx = randn(&mut rng, rows * kcols);
+        let mut q2 = b.tensor_from(&x, rows, cols);
+        let mut k2 = b.tensor_from(&kx, rows, kcols);
+        let mut k1 = b.tensor_from(&kx, rows, kcols);
+        b.rope_qk(&mut q2, &mut k2, head_dim, &pos, &p);
+        b.rope(&mut k1, head_dim, &pos, &p);
+        let both: Vec<f32> = [b.read(&q2), b.read(&k2)].concat();
+        let alone: Vec<f64> = y.iter().chain(&b.read(&k1)).map(|&v| v as f64).collect();
+        out.push(judge(format!("{case} q+k"), &both, &alone, |_| 0.0));
     }
 
     // Element-wise ops, copies and gathers.

@@ -197,10 +197,30 @@ pub trait Backend: Send + Sync {
     /// Rotates each head of each row by its token's position.
     fn rope(&self, x: &mut Self::Tensor, head_dim: usize, positions: &[u32], p: &RopeParams);
 
+    /// `rope` on queries and keys together (one step where the backend can).
+    fn rope_qk(
+        &self,
+        q: &mut Self::Tensor,
+        k: &mut Self::Tensor,
+        head_dim: usize,
+        positions: &[u32],
+        p: &RopeParams,
+    ) {
+        self.rope(q, head_dim, positions, p);
+        self.rope(k, head_dim, positions, p);
+    }
+
     fn scale(&self, x: &mut Self::Tensor, s: f32);
 
     /// `x += y`
     fn add(&self, x: &mut Self::Tensor, y: &Self::Tensor);
+
+    /// `acc += W·x` (a residual connection): the same numbers as `matmul` then `add`, which
+    /// a backend may do in one step.
+    fn matmul_add(&self, w: &Self::Weight, x: &Self::Tensor, acc: &mut Self::Tensor) {
+        let y = self.matmul(w, x);
+        self.add(acc, &y);
+    }
 
     /// `act(gate) ⊙ up`
     fn gated(&self, gate: &Self::Tensor, up: &Self::Tensor, act: GatedAct) -> Self::Tensor;

@@ -137,6 +137,16 @@ impl<B: Backend> Linear<B> {
         y
     }
 
+    /// `acc += W x (+ b) (· scale)`, in one backend step when there is no scale or bias.
+    pub fn apply_add(&self, b: &B, x: &B::Tensor, acc: &mut B::Tensor) {
+        if self.scale.is_none() && self.bias.is_none() {
+            b.matmul_add(&self.w, x, acc);
+        } else {
+            let y = self.apply(b, x);
+            b.add(acc, &y);
+        }
+    }
+
     /// Output width (`dims[1]`).
     pub fn rows(&self, b: &B) -> u64 {
         b.weight_dims(&self.w).get(1).copied().unwrap_or(1)
@@ -209,10 +219,10 @@ impl<B: Backend> Attention<B> {
         })
     }
 
-    /// Projects `h` to Q, K, V, applies the Q/K norms and RoPE, stores K/V, attends, projects
-    /// out. `q_scale` pre-scales Q (Gemma 3); the attention kernel applies `attn.scale`.
+    /// Projects `h` to Q, K, V, applies the Q/K norms and RoPE, stores K/V and attends (the
+    /// output before the out-projection).
     #[allow(clippy::too_many_arguments)]
-    pub fn forward(
+    fn attend(
         &self,
         b: &B,
         h: &B::Tensor,
@@ -249,14 +259,53 @@ impl<B: Backend> Attention<B> {
         if let Some(n) = &self.k_norm {
             b.rms_norm(&mut k, n, eps);
         }
-        b.rope(&mut q, hp.head_dim, positions, rope);
-        b.rope(&mut k, hp.head_dim, positions, rope);
+        b.rope_qk(&mut q, &mut k, hp.head_dim, positions, rope);
         if let Some(s) = q_scale {
             b.scale(&mut q, s);
         }
         b.kv_store(cache, layer, &k, &v, positions)?;
-        let o = b.attention(&q, cache, layer, positions, attn);
+        Ok(b.attention(&q, cache, layer, positions, attn))
+    }
+
+    /// `attend`, then the out-projection. `q_scale` pre-scales Q (Gemma 3); the attention kernel
+    /// applies `attn.scale`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward(
+        &self,
+        b: &B,
+        h: &B::Tensor,
+        cache: &mut B::KvCache,
+        layer: usize,
+        positions: &[u32],
+        hp: &HParams,
+        rope: &RopeParams,
+        attn: &AttnParams,
+        eps: f32,
+        q_scale: Option<f32>,
+    ) -> Result<B::Tensor, ModelError> {
+        let o = self.attend(b, h, cache, layer, positions, hp, rope, attn, eps, q_scale)?;
         Ok(self.o.apply(b, &o))
+    }
+
+    /// `x += forward(…)`: the residual connection of a pre-norm block, folded into the
+    /// out-projection.
+    #[allow(clippy::too_many_arguments)]
+    pub fn forward_add(
+        &self,
+        b: &B,
+        h: &B::Tensor,
+        cache: &mut B::KvCache,
+        layer: usize,
+        positions: &[u32],
+        hp: &HParams,
+        rope: &RopeParams,
+        attn: &AttnParams,
+        eps: f32,
+        x: &mut B::Tensor,
+    ) -> Result<(), ModelError> {
+        let o = self.attend(b, h, cache, layer, positions, hp, rope, attn, eps, None)?;
+        self.o.apply_add(b, &o, x);
+        Ok(())
     }
 }
 
@@ -282,6 +331,14 @@ impl<B: Backend> GatedFfn<B> {
         let u = self.up.apply(b, h);
         let a = b.gated(&g, &u, act);
         self.down.apply(b, &a)
+    }
+
+    /// `x += forward(…)`, the residual folded into the down-projection.
+    pub fn forward_add(&self, b: &B, h: &B::Tensor, act: GatedAct, x: &mut B::Tensor) {
+        let g = self.gate.apply(b, h);
+        let u = self.up.apply(b, h);
+        let a = b.gated(&g, &u, act);
+        self.down.apply_add(b, &a, x);
     }
 }
 

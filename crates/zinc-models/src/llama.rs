@@ -131,16 +131,17 @@ impl<B: Backend> LanguageModel<B> for Decoder<B> {
         let mut x = b.embed(&self.embd, tokens, 1.0);
         for (i, layer) in self.layers.iter().enumerate() {
             let h = normed(b, &x, &layer.attn_norm, eps);
-            let o = layer.attn.forward(
-                b, &h, cache, i, positions, &self.hp, &self.rope, &self.attn, eps, None,
+            layer.attn.forward_add(
+                b, &h, cache, i, positions, &self.hp, &self.rope, &self.attn, eps, &mut x,
             )?;
-            b.add(&mut x, &o);
             let h = normed(b, &x, &layer.ffn_norm, eps);
-            let f = match &layer.ffn {
-                Ffn::Dense(f) => f.forward(b, &h, GatedAct::SwiGlu),
-                Ffn::Moe(m) => m.forward(b, &h, GatedAct::SwiGlu),
-            };
-            b.add(&mut x, &f);
+            match &layer.ffn {
+                Ffn::Dense(f) => f.forward_add(b, &h, GatedAct::SwiGlu, &mut x),
+                Ffn::Moe(m) => {
+                    let f = m.forward(b, &h, GatedAct::SwiGlu);
+                    b.add(&mut x, &f);
+                }
+            }
         }
         Ok(self.head.forward(b, &x, logit_rows, eps))
     }

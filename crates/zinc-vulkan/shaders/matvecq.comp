@@ -14,7 +14,7 @@
 //   xs : Floats — ntok × ncols/32 chunks of four floats (quant_act.comp)
 //   y  : Floats — ntok × nrows outputs, row-major f32 (y[t·nrows + r])
 // Push constants (std430, in order): Words w; Words xq; Floats xs; Floats y; uint ncols;
-//   uint nrows; uint row_bytes; uint ntok.
+//   uint nrows; uint row_bytes; uint ntok; uint accumulate (1: y += W·x, a residual connection).
 // Specialization constants: 0 = WG, the workgroup size (default 128); 1 = TPR, threads per row
 //   (a power of two dividing WG, default 16); 2 = NT, tokens per invocation (1..16, default 1).
 // Dispatch: (ceil(ntok / NT), min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / TPR))
@@ -43,6 +43,7 @@ layout(push_constant, std430) uniform PC {
     uint nrows;
     uint row_bytes;
     uint ntok;
+    uint accumulate;
 } pc;
 
 shared float red[WG];
@@ -103,7 +104,8 @@ void main() {
     [[unroll]] for (uint j = 0u; j < NT; j++) {
         float total = row_sum(acc[j], tid, lane);
         if (lane == 0u && live && t0 + j < pc.ntok) {
-            pc.y.v[(t0 + j) * pc.nrows + r] = total;
+            uint at = (t0 + j) * pc.nrows + r;
+            pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
         }
     }
 }

@@ -1,14 +1,16 @@
 #version 450
-// rope.comp — rotary position embedding in place.
+// rope.comp — rotary position embedding in place, on one tensor or two (queries and keys).
 //
 // Buffers (device addresses in the push constants):
 //   x   : Floats — nrows × ncols activations, row-major f32; each row holds ncols / head_dim
 //                  heads of head_dim values; rotated in place
-//   pos : Words  — nrows positions (u32), one per row
-// Push constants (std430, in order): Floats x; Words pos; uint ncols; uint head_dim; uint n_rot;
-//   uint neox; float freq_base; float freq_scale; uint nrows.
+//   y   : Floats — a second such tensor of nrows × ycols (0: none), rotated the same way
+//   pos : Words  — nrows positions (u32), one per row (shared by x and y)
+// Push constants (std430, in order): Floats x; Floats y; Words pos; uint ncols; uint ycols;
+//   uint head_dim; uint n_rot; uint neox; float freq_base; float freq_scale; uint nrows;
+//   uint nx (the invocations that work on x; the rest work on y).
 // Specialization constant 0: WG, the workgroup size (default 64).
-// Dispatch: 1-D over N = nrows · (ncols / head_dim) · (n_rot / 2) invocations, z-folded:
+// Dispatch: 1-D over N = nrows · ((ncols + ycols) / head_dim) · (n_rot / 2) invocations, z-folded:
 //   (min(G, 65535), 1, ceil(G / 65535)) workgroups with G = ceil(N / WG);
 //   gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.z · numWorkGroups.x · WG (gid ≥ N exits).
 // Invocation gid = (row, head, pair i < n_rot/2), i fastest:
@@ -24,14 +26,17 @@ layout(local_size_x_id = 0) in;
 
 layout(push_constant, std430) uniform PC {
     Floats x;
+    Floats y;
     Words pos;
     uint ncols;
+    uint ycols;
     uint head_dim;
     uint n_rot;
     uint neox;
     float freq_base;
     float freq_scale;
     uint nrows;
+    uint nx;
 } pc;
 
 // t reduced to [−π, π] (Cody–Waite, 2π = C1 + C2 with C1 exact in 8 bits) so that sin/cos stay
@@ -48,10 +53,16 @@ float reduce_angle(float t) {
 void main() {
     uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.z * gl_NumWorkGroups.x * WG;
     uint half_rot = pc.n_rot / 2u;
-    uint nheads = pc.ncols / pc.head_dim;
+    bool on_y = gid >= pc.nx;
+    uint cols = on_y ? pc.ycols : pc.ncols;
+    if (on_y) {
+        gid -= pc.nx;
+    }
+    uint nheads = cols / pc.head_dim;
     if (half_rot == 0u || gid >= pc.nrows * nheads * half_rot) {
         return;
     }
+    Floats v = on_y ? pc.y : pc.x;
     uint i = gid % half_rot;
     uint head = (gid / half_rot) % nheads;
     uint row = gid / (half_rot * nheads);
@@ -65,11 +76,11 @@ void main() {
     float c = cos(t);
     float s = sin(t);
 
-    uint base = row * pc.ncols + head * pc.head_dim;
+    uint base = row * cols + head * pc.head_dim;
     uint a = (pc.neox != 0u) ? base + i : base + 2u * i;
     uint b = (pc.neox != 0u) ? base + i + half_rot : base + 2u * i + 1u;
-    float x0 = pc.x.v[a];
-    float x1 = pc.x.v[b];
-    pc.x.v[a] = x0 * c - x1 * s;
-    pc.x.v[b] = x0 * s + x1 * c;
+    float x0 = v.v[a];
+    float x1 = v.v[b];
+    v.v[a] = x0 * c - x1 * s;
+    v.v[b] = x0 * s + x1 * c;
 }

@@ -833,38 +833,8 @@ impl VulkanBackend {
             self.run(variant("matmul_cm", w.ty), 128, g, push);
             return out;
         }
-        if self.int_dot {
-            if let Some((q, s)) = self.quant_input(w.ty, x) {
-                let seq = self.rec().ops;
-                let push = Push::new()
-                    .addr(w.buf.address)
-                    .addr(q)
-                    .addr(s)
-                    .addr(out.addr())
-                    .u32(cols as u32)
-                    .u32(rows as u32)
-                    .u32(w.row_bytes as u32)
-                    .u32(x.rows as u32);
-                // Decode steps: a token per invocation; prompts: NT tokens share each weight
-                // read.
-                let (nt, tpr): (u32, u32) = if x.rows <= 4 {
-                    (1, self.q_threads_per_row)
-                } else {
-                    (8, self.p_threads_per_row)
-                };
-                let wg = 128.max(tpr);
-                let groups = rows.div_ceil((wg / tpr) as usize);
-                let g = [
-                    x.rows.div_ceil(nt as usize) as u32,
-                    groups.min(65535) as u32,
-                    groups.div_ceil(65535) as u32,
-                ];
-                self.run_spec(variant("matvecq", w.ty), [wg, tpr, nt], g, push);
-                if self.rec().ops == seq + 1 {
-                    self.quant_still_valid();
-                }
-                return out;
-            }
+        if self.int_dot && self.matvecq(w, x, out.addr(), false) {
+            return out;
         }
         let xq = self.dot_input(w.ty, x);
         let x = xq.as_ref().unwrap_or(x);
@@ -887,6 +857,46 @@ impl VulkanBackend {
             self.run(variant("matmul", w.ty), 256, g, push);
         }
         out
+    }
+
+    /// `y = W · x` (or `y += W · x` with `accumulate`) on the integer-dot kernel; false (nothing
+    /// recorded) where `w`'s format has no such path.
+    fn matvecq(&self, w: &VkWeight, x: &VkTensor, y: u64, accumulate: bool) -> bool {
+        let (rows, cols) = (w.rows(), w.cols());
+        let Some((q, s)) = self.quant_input(w.ty, x) else {
+            return false;
+        };
+        let seq = self.rec().ops;
+        let push = Push::new()
+            .addr(w.buf.address)
+            .addr(q)
+            .addr(s)
+            .addr(y)
+            .u32(cols as u32)
+            .u32(rows as u32)
+            .u32(w.row_bytes as u32)
+            .u32(x.rows as u32)
+            .u32(accumulate as u32);
+        // Decode steps: a token per invocation; prompts: NT tokens share each weight read.
+        let (nt, tpr): (u32, u32) = if x.rows <= 4 {
+            (1, self.q_threads_per_row)
+        } else {
+            (8, self.p_threads_per_row)
+        };
+        let wg = 128.max(tpr);
+        let groups = rows.div_ceil((wg / tpr) as usize);
+        let g = [
+            x.rows.div_ceil(nt as usize) as u32,
+            groups.min(65535) as u32,
+            groups.div_ceil(65535) as u32,
+        ];
+        self.run_spec(variant("matvecq", w.ty), [wg, tpr, nt], g, push);
+        // The kernel wrote only y: a fresh output keeps the quantized input current; an
+        // accumulator might be that input's buffer, so then it is dropped.
+        if !accumulate && self.rec().ops == seq + 1 {
+            self.quant_still_valid();
+        }
+        true
     }
 
     /// Expert projections for every (token, slot): `y[s] = W[ids[s]] · x[s or s / k]`.
@@ -951,6 +961,36 @@ impl VulkanBackend {
             fold(ngroups),
             push,
         );
+    }
+
+    /// RoPE on `x` and, in the same dispatch, on `y` (rows of the same positions).
+    fn rope_pair(
+        &self,
+        x: &VkTensor,
+        y: Option<&VkTensor>,
+        head_dim: usize,
+        positions: &[u32],
+        p: &RopeParams,
+    ) {
+        let pos = self.upload(&u32s(positions));
+        let half = p.n_rot.min(head_dim) / 2;
+        let pairs = |t: &VkTensor| t.rows * (t.cols / head_dim) * half;
+        let nx = pairs(x);
+        let n = nx + y.map_or(0, pairs);
+        let push = Push::new()
+            .addr(x.addr())
+            .addr(y.map_or(0, |t| t.addr()))
+            .addr(pos)
+            .u32(x.cols as u32)
+            .u32(y.map_or(0, |t| t.cols) as u32)
+            .u32(head_dim as u32)
+            .u32(p.n_rot.min(head_dim) as u32)
+            .u32((p.style == RopeStyle::Neox) as u32)
+            .f32(p.freq_base)
+            .f32(p.freq_scale)
+            .u32(x.rows as u32)
+            .u32(nx as u32);
+        self.run("rope", 64, fold(n.div_ceil(64)), push);
     }
 
     fn scale_buffer(&self, s: Option<&[f32]>) -> Option<u64> {
@@ -1158,23 +1198,31 @@ impl Backend for VulkanBackend {
     }
 
     fn rope(&self, x: &mut VkTensor, head_dim: usize, positions: &[u32], p: &RopeParams) {
-        let pos = self.upload(&u32s(positions));
-        let pairs = x.rows * (x.cols / head_dim) * (p.n_rot.min(head_dim) / 2);
-        let push = Push::new()
-            .addr(x.addr())
-            .addr(pos)
-            .u32(x.cols as u32)
-            .u32(head_dim as u32)
-            .u32(p.n_rot.min(head_dim) as u32)
-            .u32((p.style == RopeStyle::Neox) as u32)
-            .f32(p.freq_base)
-            .f32(p.freq_scale)
-            .u32(x.rows as u32);
-        self.run("rope", 64, fold(pairs.div_ceil(64)), push);
+        self.rope_pair(x, None, head_dim, positions, p);
+    }
+
+    fn rope_qk(
+        &self,
+        q: &mut VkTensor,
+        k: &mut VkTensor,
+        head_dim: usize,
+        positions: &[u32],
+        p: &RopeParams,
+    ) {
+        self.rope_pair(q, Some(k), head_dim, positions, p);
     }
 
     fn scale(&self, x: &mut VkTensor, s: f32) {
         self.elementwise(x.addr(), x.addr(), x.addr(), x.len(), x.cols, 0, s);
+    }
+
+    fn matmul_add(&self, w: &VkWeight, x: &VkTensor, acc: &mut VkTensor) {
+        // Decode steps fold the residual into the integer-dot mat-vec's store.
+        let fits = acc.rows == x.rows && acc.cols == w.rows();
+        if !(self.int_dot && x.rows <= 4 && fits && self.matvecq(w, x, acc.addr(), true)) {
+            let y = self.project(w, x);
+            self.add(acc, &y);
+        }
     }
 
     fn add(&self, x: &mut VkTensor, y: &VkTensor) {
@@ -1238,16 +1286,17 @@ impl Backend for VulkanBackend {
         }
         let d = cache.dims[layer];
         let pos = self.upload(&u32s(positions));
-        for (src, dst) in [(k, &cache.k[layer]), (v, &cache.v[layer])] {
-            let words = src.rows * d / 2;
-            let push = Push::new()
-                .addr(src.addr())
-                .addr(dst.address)
-                .addr(pos)
-                .u32(d as u32)
-                .u32(src.rows as u32);
-            self.run("kv_store", 256, fold(words.div_ceil(256)), push);
-        }
+        // K and V in one dispatch.
+        let words = k.rows * d / 2;
+        let push = Push::new()
+            .addr(k.addr())
+            .addr(v.addr())
+            .addr(cache.k[layer].address)
+            .addr(cache.v[layer].address)
+            .addr(pos)
+            .u32(d as u32)
+            .u32(k.rows as u32);
+        self.run("kv_store", 256, fold(words.div_ceil(256)), push);
         Ok(())
     }
 
@@ -1305,7 +1354,11 @@ impl Backend for VulkanBackend {
             self.run("attn_combine", 64, [p.n_head as u32, 1, 1], push);
         } else {
             // 64 rows or more: four rows a workgroup (attention.comp's prompt path).
-            let ry = if q.rows < 64 { q.rows } else { q.rows.div_ceil(4) };
+            let ry = if q.rows < 64 {
+                q.rows
+            } else {
+                q.rows.div_ceil(4)
+            };
             self.run("attention", 64, [p.n_head as u32, ry as u32, 1], push(None));
         }
         out
