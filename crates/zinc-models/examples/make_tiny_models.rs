@@ -32,6 +32,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         expert_scales: false,
         random_blocks: false,
         seed: 20261130,
+        n_ctx_train: 4096,
     };
     write_synthetic(&base, &dir.join("qwen3-tiny.gguf"))?;
     let moe = SynthSpec {

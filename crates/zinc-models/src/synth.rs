@@ -38,6 +38,8 @@ pub struct SynthSpec {
     /// written (no quantization, no copy in memory): how full-size benchmark models are made.
     /// Otherwise random f32 values are quantized (small test models that llama.cpp checks).
     pub random_blocks: bool,
+    /// `context_length`: the training context the file declares.
+    pub n_ctx_train: usize,
 }
 
 /// Full-size shapes of released models, for benchmarks (`zinc synth --preset`).
@@ -60,6 +62,8 @@ pub fn preset(name: &str) -> Option<SynthSpec> {
         expert_scales: false,
         seed: 42,
         random_blocks: true,
+        // Qwen3's released files declare 40,960 tokens.
+        n_ctx_train: 40_960,
     };
     Some(match name {
         "qwen3-0.6b" => base("qwen3", 1024, 28, 16, 8, 3072),
@@ -178,7 +182,7 @@ pub fn write_synthetic(spec: &SynthSpec, path: &Path) -> Result<(), GgufError> {
     let k = |s: &str| format!("{a}.{s}");
     w.set("general.architecture", Value::String(a.into()))?;
     w.set("general.name", Value::String(format!("zinc synthetic {a}")))?;
-    w.set(&k("context_length"), Value::U32(4096))?;
+    w.set(&k("context_length"), Value::U32(spec.n_ctx_train as u32))?;
     w.set(&k("embedding_length"), Value::U32(spec.n_embd as u32))?;
     w.set(&k("block_count"), Value::U32(spec.n_layer as u32))?;
     w.set(&k("feed_forward_length"), Value::U32(spec.n_ff as u32))?;

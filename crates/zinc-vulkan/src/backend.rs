@@ -49,6 +49,24 @@ pub struct VulkanOptions {
     pub profile: bool,
 }
 
+/// Which fast kernels a device gets (what `zinc check` reports and the backend uses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelPlan {
+    /// Quantized products on integer dot products (`matvecq.comp`): shaderIntegerDotProduct
+    /// and subgroup shuffles.
+    pub int_dot: bool,
+    /// Prompts on cooperative matrices (`matmul_cm.comp`): 16×16×16 f16 → f32 and subgroups
+    /// of 32.
+    pub coopmat: bool,
+}
+
+pub fn kernel_plan(info: &crate::DeviceInfo) -> KernelPlan {
+    KernelPlan {
+        int_dot: info.integer_dot_product && info.subgroup_shuffle,
+        coopmat: info.cooperative_matrix && info.subgroup_size == 32,
+    }
+}
+
 /// Counters for tests and profiling.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -571,14 +589,11 @@ impl VulkanBackend {
             .prompt_threads_per_row
             .filter(|t| t.is_power_of_two() && *t <= 64)
             .unwrap_or(if on_cpu { 1 } else { 2 });
-        let int_dot = opts.int_dot.unwrap_or(true)
-            && ctx.info.integer_dot_product
-            && ctx.info.subgroup_shuffle;
+        let plan = kernel_plan(&ctx.info);
+        let int_dot = opts.int_dot.unwrap_or(true) && plan.int_dot;
         let shuffle = ctx.info.subgroup_shuffle;
         let cpu_attention = opts.cpu_attention.unwrap_or(on_cpu);
-        let coopmat = opts.coopmat.unwrap_or(true)
-            && ctx.info.cooperative_matrix
-            && ctx.info.subgroup_size == 32;
+        let coopmat = opts.coopmat.unwrap_or(true) && plan.coopmat;
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let rec = Recorder::new(&ctx, opts.profile)?;

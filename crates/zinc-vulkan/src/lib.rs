@@ -13,7 +13,9 @@ mod backend;
 mod context;
 pub mod device;
 
-pub use backend::{Stats, VkKvCache, VkTensor, VkWeight, VulkanBackend, VulkanOptions};
+pub use backend::{
+    kernel_plan, KernelPlan, Stats, VkKvCache, VkTensor, VkWeight, VulkanBackend, VulkanOptions,
+};
 pub use device::{DeviceInfo, DeviceKind};
 
 use ash::vk;

@@ -63,11 +63,29 @@ fn describe(d: &DeviceInfo) {
     if let Some(why) = d.unusable() {
         println!("      ✗ cannot run ZINC: {why}");
     }
-    if !d.cooperative_matrix && d.kind != DeviceKind::Cpu {
-        println!("      ! no cooperative matrix: prompts will use the portable mat-mul kernels");
+    let plan = zinc_vulkan::kernel_plan(d);
+    println!(
+        "      kernels: quantized products on {} · prompts on {}",
+        if plan.int_dot {
+            "integer dot products"
+        } else {
+            "f32 (dequantized)"
+        },
+        match (plan.coopmat, plan.int_dot) {
+            (true, _) => "cooperative matrices",
+            (false, true) => "integer dot products",
+            (false, false) => "the portable f32 mat-mul",
+        }
+    );
+    if !plan.coopmat && d.kind != DeviceKind::Cpu {
+        println!(
+            "      ! no cooperative matrices (16×16×16 f16, subgroups of 32): prompts are slower"
+        );
     }
-    if !d.integer_dot_product && d.kind != DeviceKind::Cpu {
-        println!("      ! no integer dot product: quantized products stay in f32");
+    if !plan.int_dot && d.kind != DeviceKind::Cpu {
+        println!(
+            "      ! no integer dot product with subgroup shuffles: quantized products stay in f32"
+        );
     }
 }
 
