@@ -150,18 +150,19 @@ const uint QS_OFF = 16u;
 const uint BLOCK_BYTES = 176u;
 const uint QS_OFF = 48u;
 #endif
+// get_scale_min_k4: sub-block `sub`'s 6-bit scale (.x) and min (.y), the 12 scale bytes at sb.
+uvec2 scale_min_k4(Words w, uint sb, uint sub) {
+    if (sub < 4u) {
+        return uvec2(rd_u8(w, sb + sub) & 63u, rd_u8(w, sb + sub + 4u) & 63u);
+    }
+    uint b4 = rd_u8(w, sb + sub + 4u);
+    return uvec2((b4 & 15u) | ((rd_u8(w, sb + sub - 4u) >> 6) << 4),
+                 (b4 >> 4) | ((rd_u8(w, sb + sub) >> 6) << 4));
+}
 float dequant_block(Words w, uint bb, uint e) {
     uint sub = e / 32u, l = e % 32u;
-    uint sb = bb + 4u; // the 12 packed scale bytes
-    uint s, m;
-    if (sub < 4u) {
-        s = rd_u8(w, sb + sub) & 63u;
-        m = rd_u8(w, sb + sub + 4u) & 63u;
-    } else {
-        uint b4 = rd_u8(w, sb + sub + 4u);
-        s = (b4 & 15u) | ((rd_u8(w, sb + sub - 4u) >> 6) << 4);
-        m = (b4 >> 4) | ((rd_u8(w, sb + sub) >> 6) << 4);
-    }
+    uvec2 sm = scale_min_k4(w, bb + 4u, sub);
+    uint s = sm.x, m = sm.y;
     uint q = (rd_u8(w, bb + QS_OFF + 32u * (sub / 2u) + l) >> (4u * (sub % 2u))) & 15u;
 #if defined(TYPE_Q5_K)
     q |= ((rd_u8(w, bb + 16u + l) >> sub) & 1u) << 4;
@@ -261,19 +262,10 @@ float dequant(Words w, uint row_byte, uint i) {
 void dequant16(Words w, uint bb, uint e0, out float v[16]) {
 #if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
     uint sub = e0 / 32u, l0 = e0 % 32u;
-    uint sb = bb + 4u;
-    uint s, m;
-    if (sub < 4u) {
-        s = rd_u8(w, sb + sub) & 63u;
-        m = rd_u8(w, sb + sub + 4u) & 63u;
-    } else {
-        uint b4 = rd_u8(w, sb + sub + 4u);
-        s = (b4 & 15u) | ((rd_u8(w, sb + sub - 4u) >> 6) << 4);
-        m = (b4 >> 4) | ((rd_u8(w, sb + sub) >> 6) << 4);
-    }
+    uvec2 sm = scale_min_k4(w, bb + 4u, sub);
     uint dm = w.v[bb >> 2];
-    float d1 = f16_bits_to_f32(dm & 0xFFFFu) * float(s);
-    float m1 = f16_bits_to_f32(dm >> 16) * float(m);
+    float d1 = f16_bits_to_f32(dm & 0xFFFFu) * float(sm.x);
+    float m1 = f16_bits_to_f32(dm >> 16) * float(sm.y);
     uint qw = (bb + QS_OFF + 32u * (sub / 2u) + l0) >> 2; // 16-byte aligned
     uint sh = 4u * (sub % 2u);
 #if defined(TYPE_Q5_K)

@@ -29,6 +29,16 @@ int dp4(uint a, uint b) {
 
 const uint LO4 = 0x0F0F0F0Fu;
 
+#if defined(TYPE_IQ4_NL) || defined(TYPE_IQ4_XS)
+// The sixteen IQ4 levels as integers (dequant.glsl's IQ4_LEVELS).
+const int IQ4_K[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
+// Four nibbles (one per byte of n) → four signed level bytes.
+uint levels(uint n) {
+    return uint(IQ4_K[n & 15u] & 255) | (uint(IQ4_K[(n >> 8) & 15u] & 255) << 8)
+        | (uint(IQ4_K[(n >> 16) & 15u] & 255) << 16) | (uint(IQ4_K[(n >> 24) & 15u] & 255) << 24);
+}
+#endif
+
 // Activation words xw .. xw + 3 in one 16-byte read (xw is a multiple of 4: units start at
 // multiples of 32 elements and rows hold a multiple of 32).
 uvec4 xq4(Words xq, uint xw) {
@@ -163,14 +173,6 @@ float unit_dot(Words w, uint bb, uint u, Words xq, Floats xs, uint xw, uint xc) 
 #elif defined(TYPE_Q4_0) || defined(TYPE_Q4_1) || defined(TYPE_IQ4_NL)
 // 32-element blocks of 16 nibble bytes: low nibbles are elements 0–15, high nibbles 16–31.
 const uint UNIT = 32u;
-#if defined(TYPE_IQ4_NL)
-const int IQ4_K[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
-// Four nibbles (one per byte of n) → four signed level bytes.
-uint levels(uint n) {
-    return uint(IQ4_K[n & 15u] & 255) | (uint(IQ4_K[(n >> 8) & 15u] & 255) << 8)
-        | (uint(IQ4_K[(n >> 16) & 15u] & 255) << 16) | (uint(IQ4_K[(n >> 24) & 15u] & 255) << 24);
-}
-#endif
 float unit_dot(Words w, uint bb, uint u, Words xq, Floats xs, uint xw, uint xc) {
 #if defined(TYPE_Q4_1)
     const uint QS = 4u;
@@ -230,11 +232,6 @@ float unit_dot(Words w, uint bb, uint u, Words xq, Floats xs, uint xw, uint xc) 
 #elif defined(TYPE_IQ4_XS)
 // Unit = one 32-element sub-block: 16 nibble bytes at 8 + 16u, 6-bit scale ls − 32.
 const uint UNIT = 32u;
-const int IQ4_K[16] = int[16](-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113);
-uint levels(uint n) {
-    return uint(IQ4_K[n & 15u] & 255) | (uint(IQ4_K[(n >> 8) & 15u] & 255) << 8)
-        | (uint(IQ4_K[(n >> 16) & 15u] & 255) << 16) | (uint(IQ4_K[(n >> 24) & 15u] & 255) << 24);
-}
 float unit_dot(Words w, uint bb, uint u, Words xq, Floats xs, uint xw, uint xc) {
     uint scales_h = rd_u16(w, bb + 2u);
     uint ls = ((rd_u8(w, bb + 4u + u / 2u) >> (4u * (u % 2u))) & 15u)

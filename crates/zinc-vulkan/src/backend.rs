@@ -828,29 +828,11 @@ impl VulkanBackend {
         let (rows, cols) = (w.rows(), w.cols());
         let out = self.new_tensor(x.rows, rows);
         let float_weight = matches!(w.ty, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
-        if self.coopmat && x.rows > 4 && !float_weight {
-            let xq = self.dot_input(w.ty, x);
-            let x = xq.as_ref().unwrap_or(x);
-            let push = Push::new()
-                .addr(w.buf.address)
-                .addr(x.addr())
-                .addr(out.addr())
-                .u32(cols as u32)
-                .u32(rows as u32)
-                .u32(w.row_bytes as u32)
-                .u32(x.rows as u32);
-            let tiles = rows.div_ceil(64);
-            let g = [
-                x.rows.div_ceil(128) as u32,
-                tiles.min(65535) as u32,
-                tiles.div_ceil(65535) as u32,
-            ];
-            self.run(variant("matmul_cm", w.ty), 128, g, push);
+        let cooperative = self.coopmat && x.rows > 4 && !float_weight;
+        if !cooperative && self.int_dot && self.matvecq(w, x, out.addr(), false) {
             return out;
         }
-        if self.int_dot && self.matvecq(w, x, out.addr(), false) {
-            return out;
-        }
+        // The f32 kernels take the activations rounded as the CPU's dot product sees them.
         let xq = self.dot_input(w.ty, x);
         let x = xq.as_ref().unwrap_or(x);
         let push = Push::new()
@@ -861,6 +843,16 @@ impl VulkanBackend {
             .u32(rows as u32)
             .u32(w.row_bytes as u32)
             .u32(x.rows as u32);
+        if cooperative {
+            let tiles = rows.div_ceil(64);
+            let g = [
+                x.rows.div_ceil(128) as u32,
+                tiles.min(65535) as u32,
+                tiles.div_ceil(65535) as u32,
+            ];
+            self.run(variant("matmul_cm", w.ty), 128, g, push);
+            return out;
+        }
         if x.rows <= 4 {
             let tpr = self.threads_per_row;
             let mut g = fold(rows.div_ceil((64 / tpr) as usize));
