@@ -220,9 +220,10 @@ impl<B: Backend> Attention<B> {
     }
 
     /// Projects `h` to Q, K, V, applies the Q/K norms and RoPE, stores K/V and attends (the
-    /// output before the out-projection).
+    /// output before the out-projection `o`). `q_scale` pre-scales Q (Gemma 3); the attention
+    /// kernel applies `attn.scale`.
     #[allow(clippy::too_many_arguments)]
-    fn attend(
+    pub fn attend(
         &self,
         b: &B,
         h: &B::Tensor,
@@ -266,47 +267,6 @@ impl<B: Backend> Attention<B> {
         b.kv_store(cache, layer, &k, &v, positions)?;
         Ok(b.attention(&q, cache, layer, positions, attn))
     }
-
-    /// `attend`, then the out-projection. `q_scale` pre-scales Q (Gemma 3); the attention kernel
-    /// applies `attn.scale`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn forward(
-        &self,
-        b: &B,
-        h: &B::Tensor,
-        cache: &mut B::KvCache,
-        layer: usize,
-        positions: &[u32],
-        hp: &HParams,
-        rope: &RopeParams,
-        attn: &AttnParams,
-        eps: f32,
-        q_scale: Option<f32>,
-    ) -> Result<B::Tensor, ModelError> {
-        let o = self.attend(b, h, cache, layer, positions, hp, rope, attn, eps, q_scale)?;
-        Ok(self.o.apply(b, &o))
-    }
-
-    /// `x += forward(…)`: the residual connection of a pre-norm block, folded into the
-    /// out-projection.
-    #[allow(clippy::too_many_arguments)]
-    pub fn forward_add(
-        &self,
-        b: &B,
-        h: &B::Tensor,
-        cache: &mut B::KvCache,
-        layer: usize,
-        positions: &[u32],
-        hp: &HParams,
-        rope: &RopeParams,
-        attn: &AttnParams,
-        eps: f32,
-        x: &mut B::Tensor,
-    ) -> Result<(), ModelError> {
-        let o = self.attend(b, h, cache, layer, positions, hp, rope, attn, eps, None)?;
-        self.o.apply_add(b, &o, x);
-        Ok(())
-    }
 }
 
 /// A gated feed-forward block: `down(act(gate x) ⊙ up x)`.
@@ -326,19 +286,20 @@ impl<B: Backend> GatedFfn<B> {
         })
     }
 
-    pub fn forward(&self, b: &B, h: &B::Tensor, act: GatedAct) -> B::Tensor {
+    /// `act(gate h) ⊙ up h`: the input of the down-projection.
+    fn inner(&self, b: &B, h: &B::Tensor, act: GatedAct) -> B::Tensor {
         let g = self.gate.apply(b, h);
         let u = self.up.apply(b, h);
-        let a = b.gated(&g, &u, act);
-        self.down.apply(b, &a)
+        b.gated(&g, &u, act)
+    }
+
+    pub fn forward(&self, b: &B, h: &B::Tensor, act: GatedAct) -> B::Tensor {
+        self.down.apply(b, &self.inner(b, h, act))
     }
 
     /// `x += forward(…)`, the residual folded into the down-projection.
     pub fn forward_add(&self, b: &B, h: &B::Tensor, act: GatedAct, x: &mut B::Tensor) {
-        let g = self.gate.apply(b, h);
-        let u = self.up.apply(b, h);
-        let a = b.gated(&g, &u, act);
-        self.down.apply_add(b, &a, x);
+        self.down.apply_add(b, &self.inner(b, h, act), x);
     }
 }
 

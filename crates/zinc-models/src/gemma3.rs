@@ -154,7 +154,7 @@ impl<B: Backend> LanguageModel<B> for Gemma3<B> {
                 (&self.rope_global, &self.attn_global)
             };
             let h = normed(b, &x, &layer.attn_norm, eps);
-            let mut o = layer.attn.forward(
+            let o = layer.attn.attend(
                 b,
                 &h,
                 cache,
@@ -166,6 +166,7 @@ impl<B: Backend> LanguageModel<B> for Gemma3<B> {
                 eps,
                 Some(self.q_scale),
             )?;
+            let mut o = layer.attn.o.apply(b, &o);
             b.rms_norm(&mut o, &layer.post_attn_norm, eps);
             b.add(&mut x, &o);
             let h = normed(b, &x, &layer.ffn_norm, eps);

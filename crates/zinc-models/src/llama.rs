@@ -131,9 +131,10 @@ impl<B: Backend> LanguageModel<B> for Decoder<B> {
         let mut x = b.embed(&self.embd, tokens, 1.0);
         for (i, layer) in self.layers.iter().enumerate() {
             let h = normed(b, &x, &layer.attn_norm, eps);
-            layer.attn.forward_add(
-                b, &h, cache, i, positions, &self.hp, &self.rope, &self.attn, eps, &mut x,
+            let o = layer.attn.attend(
+                b, &h, cache, i, positions, &self.hp, &self.rope, &self.attn, eps, None,
             )?;
+            layer.attn.o.apply_add(b, &o, &mut x);
             let h = normed(b, &x, &layer.ffn_norm, eps);
             match &layer.ffn {
                 Ffn::Dense(f) => f.forward_add(b, &h, GatedAct::SwiGlu, &mut x),

@@ -49,6 +49,20 @@ pub struct VulkanOptions {
     pub profile: bool,
 }
 
+/// How the CPU's dot product (and llama.cpp's) sees activations next to `ty` weights, as
+/// (act_quant/quant_act mode, block): 1 = Q8_0/Q8_1 blocks of 32, 2 = Q8_K blocks of 256,
+/// 3 = f16, 4 = bf16 rounding. `None`: f32 as is.
+fn act_mode(ty: GgmlType) -> Option<(u32, usize)> {
+    use GgmlType as T;
+    Some(match ty {
+        T::F32 => return None,
+        T::F16 => (3, 1),
+        T::BF16 => (4, 1),
+        T::Q4_0 | T::Q5_0 | T::Q8_0 | T::IQ4_NL | T::MXFP4 | T::Q4_1 | T::Q5_1 => (1, 32),
+        _ => (2, 256),
+    })
+}
+
 /// Which fast kernels a device gets (what `zinc check` reports and the backend uses).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelPlan {
@@ -748,14 +762,7 @@ impl VulkanBackend {
     /// llama.cpp quantize them (Q8_0/Q8_1 for legacy formats, Q8_K for k-quants, f16/bf16 for
     /// those floats), so results follow the CPU oracle. `None`: use `x` as it is (f32).
     fn dot_input(&self, ty: GgmlType, x: &VkTensor) -> Option<VkTensor> {
-        use GgmlType as T;
-        let (mode, block) = match ty {
-            T::F32 => return None,
-            T::F16 => (3, 1),
-            T::BF16 => (4, 1),
-            T::Q4_0 | T::Q5_0 | T::Q8_0 | T::IQ4_NL | T::MXFP4 | T::Q4_1 | T::Q5_1 => (1, 32),
-            _ => (2, 256),
-        };
+        let (mode, block) = act_mode(ty)?;
         let out = self.new_tensor(x.rows, x.cols);
         let n = x.len() / block;
         let push = Push::new()
@@ -773,13 +780,8 @@ impl VulkanBackend {
     /// addresses of the packed bytes and of the per-32-element chunk floats, which stay valid
     /// until the next call. `None` where `ty` has no such path.
     fn quant_input(&self, ty: GgmlType, x: &VkTensor) -> Option<(u64, u64)> {
-        use GgmlType as T;
-        // The activation formats of the CPU's dot products (as `dot_input`).
-        let mode = match ty {
-            T::F32 | T::F16 | T::BF16 => return None,
-            T::Q4_0 | T::Q5_0 | T::Q8_0 | T::IQ4_NL | T::MXFP4 | T::Q4_1 | T::Q5_1 => 1,
-            _ => 2,
-        };
+        // Integer activations exist for the 8-bit modes only (not f16/bf16 rounding).
+        let mode = act_mode(ty).map(|(m, _)| m).filter(|&m| m <= 2)?;
         let n = x.len();
         let mut cache = self.qcache.lock().unwrap_or_else(|e| e.into_inner());
         let ops = self.rec().ops;
