@@ -179,8 +179,10 @@ float dequant_block(Words w, uint bb, uint e) {
 // Element e: H = e/128, k = (e%128)/32, l = e%32. Low 4 bits from ql[64H + l + 32(k&1)]
 // (low nibble for k < 2, high nibble for k ≥ 2); high 2 bits (qh[32H + l] >> 2k) & 3;
 // q = (lo | hi << 4) − 32; y = (d·scales[e/16])·q.
+// On the device each block is padded to 224 bytes (14 zero bytes after d, see
+// VulkanBackend::weight): every part starts 16-byte aligned, so the mat-vec reads whole vectors.
 const uint BLOCK_ELEMS = 256u;
-const uint BLOCK_BYTES = 210u;
+const uint BLOCK_BYTES = 224u;
 float dequant_block(Words w, uint bb, uint e) {
     uint h = e / 128u, k = (e % 128u) / 32u, l = e % 32u;
     uint byte = rd_u8(w, bb + 64u * h + l + 32u * (k & 1u));

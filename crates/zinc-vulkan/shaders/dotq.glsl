@@ -45,12 +45,6 @@ uvec4 xq4(Words xq, uint xw) {
     return Quads(xq).v[xw >> 2];
 }
 
-// Words of a 2-byte aligned run: word i of the run starting at byte `byte` (even), given the
-// aligned words a0 = w.v[byte >> 2 + i] and a1 = the one after it.
-uint join_even(uint a0, uint a1, uint byte) {
-    return (byte & 2u) == 0u ? a0 : ((a0 >> 16) | (a1 << 16));
-}
-
 #if defined(TYPE_Q4_K) || defined(TYPE_Q5_K)
 // Unit = 64 elements = sub-blocks 2u (low nibbles) and 2u+1 (high nibbles) of 32 qs bytes.
 const uint UNIT = 64u;
@@ -110,45 +104,32 @@ float unit_dot(Words w, uint bb, uint u, Words xq, Floats xs, uint xw, uint xc) 
 }
 
 #elif defined(TYPE_Q6_K)
-// Unit = 128 elements = one half of the block: 64 ql bytes, 32 qh bytes, 8 scales.
-// Blocks are 210 bytes, so words are read through rd_u32 (2-byte aligned).
+// Unit = 128 elements = one half of the block: 64 ql bytes, 32 qh bytes, 8 scales. Blocks are
+// padded to 224 bytes on the device (dequant.glsl), so every part is read as 16-byte vectors.
 const uint UNIT = 128u;
 float unit_dot(Words w, uint bb, uint u, Words xq, Floats xs, uint xw, uint xc) {
-    uint qlb = bb + 64u * u;
-    uint qhb = bb + 128u + 32u * u;
-    uint scb = bb + 192u + 8u * u;
-    // 2-byte aligned runs: read the aligned words that cover them (one extra) and join.
-    uint a[17];
-    [[unroll]] for (uint i = 0u; i < 17u; i++) {
-        a[i] = w.v[(qlb >> 2) + i];
-    }
-    uint ql[16];
-    [[unroll]] for (uint i = 0u; i < 16u; i++) {
-        ql[i] = join_even(a[i], a[i + 1u], qlb);
-    }
-    uint b[9];
-    [[unroll]] for (uint i = 0u; i < 9u; i++) {
-        b[i] = w.v[(qhb >> 2) + i];
-    }
-    uint qh[8];
-    [[unroll]] for (uint i = 0u; i < 8u; i++) {
-        qh[i] = join_even(b[i], b[i + 1u], qhb);
-    }
+    Quads wq = Quads(w);
+    uint lq = (bb + 64u * u) >> 4;
+    uint hq = (bb + 128u + 32u * u) >> 4;
+    uvec4 ql[4] = uvec4[4](wq.v[lq], wq.v[lq + 1u], wq.v[lq + 2u], wq.v[lq + 3u]);
+    uvec4 qh[2] = uvec4[2](wq.v[hq], wq.v[hq + 1u]);
+    uint scw = (bb + 192u + 8u * u) >> 2;
+    uint sc0 = w.v[scw];
+    uint sc1 = w.v[scw + 1u];
     uvec4 xv[8];
     [[unroll]] for (uint i = 0u; i < 8u; i++) {
         xv[i] = xq4(xq, xw + 4u * i);
     }
-    uint sc0 = rd_u32(w, scb);
-    uint sc1 = rd_u32(w, scb + 4u);
     int acc = 0;
     [[unroll]] for (uint k = 0u; k < 4u; k++) {
         [[unroll]] for (uint half_ = 0u; half_ < 2u; half_++) {
             int is = 0;
             [[unroll]] for (uint i = 0u; i < 4u; i++) {
                 uint wi = 4u * half_ + i;
-                uint l = ql[8u * (k & 1u) + wi];
+                uint li = 8u * (k & 1u) + wi;
+                uint l = ql[li >> 2][li & 3u];
                 uint lo = (k < 2u) ? (l & LO4) : ((l >> 4) & LO4);
-                uint v = lo | (((qh[wi] >> (2u * k)) & 0x03030303u) << 4);
+                uint v = lo | (((qh[wi >> 2][wi & 3u] >> (2u * k)) & 0x03030303u) << 4);
                 is += dp4(v, xv[2u * k + half_][i]);
             }
             int sx = int(xs.v[xc + 4u * k + 1u + half_]);
@@ -157,7 +138,8 @@ float unit_dot(Words w, uint bb, uint u, Words xq, Floats xs, uint xw, uint xc) 
             acc += sc * (is - 32 * sx);
         }
     }
-    return rd_f16(w, bb + 208u) * xs.v[xc] * float(acc);
+    float d = f16_bits_to_f32(w.v[(bb + 208u) >> 2] & 0xFFFFu);
+    return d * xs.v[xc] * float(acc);
 }
 
 #elif defined(TYPE_Q8_0)

@@ -124,6 +124,12 @@ struct Recorder {
     /// Commands recorded so far (dispatches, copies, fills): a value that has not moved means
     /// no buffer was written in between (see `QuantCache`).
     ops: u64,
+    /// A command was recorded since the last barrier: the next one waits for it unless it is
+    /// recorded as concurrent.
+    pending: bool,
+    /// Since the last barrier: every command declared the one buffer it writes (these), or not
+    /// (`None`: anything may have been written).
+    written: Option<Vec<u64>>,
 }
 
 /// The last activations quantized for the integer-dot mat-vec, kept for the next projection of
@@ -135,6 +141,9 @@ struct QuantCache {
     len: usize,
     mode: u32,
     seq: u64,
+    /// A mat-vec has read it since it was written (behind a barrier): later mat-vecs of the
+    /// same input with fresh outputs may run concurrently with that one.
+    used: bool,
     q: VkTensor,
     s: VkTensor,
 }
@@ -198,6 +207,8 @@ impl Recorder {
                 keep: Vec::new(),
                 readback: None,
                 ops: 0,
+                pending: false,
+                written: Some(Vec::new()),
             })
         }
     }
@@ -221,6 +232,27 @@ impl Recorder {
             self.open = true;
         }
         Ok(())
+    }
+
+    /// Before a command: the barrier owed to the commands recorded before it, unless it runs
+    /// `concurrent`ly with them (it reads nothing they write and writes nothing they touch).
+    /// `writes` names the one buffer (by address) the command writes, where it says; a
+    /// `concurrent` command then skips the barrier if every command since the last one named
+    /// its own, other buffer.
+    fn order(&mut self, writes: Option<u64>, concurrent: bool) {
+        let free = match (&self.written, writes) {
+            (Some(w), Some(out)) => concurrent && !w.contains(&out),
+            _ => false,
+        };
+        if self.pending && !free {
+            self.barrier();
+            self.written = Some(Vec::new());
+        }
+        self.pending = true;
+        match (&mut self.written, writes) {
+            (Some(w), Some(out)) => w.push(out),
+            (w, _) => *w = None,
+        }
     }
 
     /// Every earlier command's writes are visible to every later command.
@@ -254,12 +286,15 @@ impl Recorder {
         pipe: vk::Pipeline,
         push: &Push,
         groups: [u32; 3],
+        writes: Option<u64>,
+        concurrent: bool,
     ) -> Result<(), VulkanError> {
         if groups.contains(&0) {
             return Ok(());
         }
         self.ops += 1;
         self.begin()?;
+        self.order(writes, concurrent);
         let d = &self.ctx.device;
         let timed = match &mut self.prof {
             Some(p) if (p.names.len() as u32) < PROFILE_PAIRS => {
@@ -288,7 +323,6 @@ impl Recorder {
                 d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, q + 1);
             }
         }
-        self.barrier();
         Ok(())
     }
 
@@ -305,6 +339,7 @@ impl Recorder {
         }
         self.ops += 1;
         self.begin()?;
+        self.order(None, false);
         // SAFETY: recording a copy between live buffers, in bounds (callers check).
         unsafe {
             self.ctx.device.cmd_copy_buffer(
@@ -318,20 +353,19 @@ impl Recorder {
                 }],
             );
         }
-        self.barrier();
         Ok(())
     }
 
     fn fill_zero(&mut self, buf: vk::Buffer, size: u64) -> Result<(), VulkanError> {
         self.ops += 1;
         self.begin()?;
+        self.order(None, false);
         // SAFETY: recording a fill of a live buffer; size is a multiple of 4.
         unsafe {
             self.ctx
                 .device
                 .cmd_fill_buffer(self.cb, buf, 0, size.div_ceil(4) * 4, 0);
         }
-        self.barrier();
         Ok(())
     }
 
@@ -546,11 +580,39 @@ pub struct VulkanBackend {
     /// See [`VulkanOptions::cpu_attention`].
     cpu_attention: bool,
     qcache: Mutex<Option<QuantCache>>,
+    /// The activation mode (`act_mode`) the last quantized mat-vec asked for: kernels that end
+    /// in a mat-vec's input (RMSNorm, gated activations) quantize their output that way too.
+    last_mode: std::sync::atomic::AtomicU32,
     /// `zinc_backend::cpu::gelu_f16_table()` on the device (GeGLU follows the CPU bit for bit).
     gelu_table: Buffer,
     rec: Arc<Mutex<Recorder>>,
     pool: Arc<Pool>,
     stats: Arc<Stats>,
+}
+
+/// Bytes of a Q6_K block on the device: the 210 of GGUF padded so that each part (ql, qh,
+/// scales, d) starts 16-byte aligned and the mat-vec reads whole vectors (`dequant.glsl`).
+const Q6_K_DEVICE_BLOCK: usize = 224;
+
+/// A weight's bytes as the kernels read them, and the bytes of one row: the GGUF layout, except
+/// Q6_K blocks padded to [`Q6_K_DEVICE_BLOCK`] bytes (6.7% more memory for those tensors).
+fn device_layout(
+    ty: GgmlType,
+    cols: u64,
+    bytes: std::borrow::Cow<'_, [u8]>,
+) -> (u64, std::borrow::Cow<'_, [u8]>) {
+    let row_bytes = ty.row_bytes(cols).unwrap_or(0);
+    if ty != GgmlType::Q6_K {
+        return (row_bytes, bytes);
+    }
+    let (block, elems) = (ty.type_size(), ty.block_size());
+    let mut out = Vec::with_capacity(bytes.len() / block * Q6_K_DEVICE_BLOCK);
+    for b in bytes.chunks_exact(block) {
+        out.extend_from_slice(b);
+        out.resize(out.len() + Q6_K_DEVICE_BLOCK - block, 0);
+    }
+    let row = cols / elems as u64 * Q6_K_DEVICE_BLOCK as u64;
+    (row, out.into())
 }
 
 /// A 1-D grid of `n` workgroups folded into x ≤ 65535 and z (`wg_linear()` in the shaders).
@@ -620,6 +682,7 @@ impl VulkanBackend {
             cpu_attention,
             coopmat,
             qcache: Mutex::new(None),
+            last_mode: Default::default(),
             gelu_table,
             rec: Arc::new(Mutex::new(rec)),
             pool: Arc::new(Pool {
@@ -708,9 +771,23 @@ impl VulkanBackend {
 
     /// Records `shader` with both specialization constants over `groups`.
     fn run_spec(&self, shader: &'static str, spec: [u32; 3], groups: [u32; 3], push: Push) {
+        self.run_ordered(shader, spec, groups, push, None, false);
+    }
+
+    /// `run_spec` for a command that writes only `writes` (where given) and, if `concurrent`,
+    /// reads only what the commands since the last barrier read (see `Recorder::order`).
+    fn run_ordered(
+        &self,
+        shader: &'static str,
+        spec: [u32; 3],
+        groups: [u32; 3],
+        push: Push,
+        writes: Option<u64>,
+        concurrent: bool,
+    ) {
         let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
         self.rec()
-            .dispatch(shader, pipe, &push, groups)
+            .dispatch(shader, pipe, &push, groups, writes, concurrent)
             .unwrap_or_else(|e| fatal(e));
     }
 
@@ -779,15 +856,19 @@ impl VulkanBackend {
     /// `x` quantized to 8-bit integers for `ty`'s integer dot product (quant_act.comp): the
     /// addresses of the packed bytes and of the per-32-element chunk floats, which stay valid
     /// until the next call. `None` where `ty` has no such path.
-    fn quant_input(&self, ty: GgmlType, x: &VkTensor) -> Option<(u64, u64)> {
+    /// The third value says whether the quantization was already read by an earlier mat-vec
+    /// with nothing but such mat-vecs recorded since (see `QuantCache::used`).
+    fn quant_input(&self, ty: GgmlType, x: &VkTensor) -> Option<(u64, u64, bool)> {
         // Integer activations exist for the 8-bit modes only (not f16/bf16 rounding).
         let mode = act_mode(ty).map(|(m, _)| m).filter(|&m| m <= 2)?;
+        self.last_mode.store(mode, Relaxed);
         let n = x.len();
         let mut cache = self.qcache.lock().unwrap_or_else(|e| e.into_inner());
         let ops = self.rec().ops;
-        if let Some(c) = cache.as_ref() {
+        if let Some(c) = cache.as_mut() {
             if c.x == x.addr() && c.len == n && c.mode == mode && c.seq == ops {
-                return Some((c.q.addr(), c.s.addr()));
+                let used = std::mem::replace(&mut c.used, true);
+                return Some((c.q.addr(), c.s.addr(), used));
             }
         }
         // Sized in f32 slots: n bytes of quants, 4 floats per 32 elements.
@@ -800,12 +881,13 @@ impl VulkanBackend {
             .u32(n as u32)
             .u32(mode);
         self.run("quant_act", 64, fold(n.div_ceil(256)), push);
-        let addrs = (q.addr(), s.addr());
+        let addrs = (q.addr(), s.addr(), false);
         *cache = Some(QuantCache {
             x: x.addr(),
             len: n,
             mode,
             seq: self.rec().ops,
+            used: true,
             q,
             s,
         });
@@ -872,9 +954,13 @@ impl VulkanBackend {
     /// recorded) where `w`'s format has no such path.
     fn matvecq(&self, w: &VkWeight, x: &VkTensor, y: u64, accumulate: bool) -> bool {
         let (rows, cols) = (w.rows(), w.cols());
-        let Some((q, s)) = self.quant_input(w.ty, x) else {
+        let Some((q, s, used)) = self.quant_input(w.ty, x) else {
             return false;
         };
+        // A second reader of the same quantization writing a fresh output needs no barrier
+        // after the first: the commands since the last one only read what it reads and wrote
+        // their own fresh outputs. An accumulator may be anything, so it waits.
+        let concurrent = used && !accumulate;
         let seq = self.rec().ops;
         let push = Push::new()
             .addr(w.buf.address)
@@ -899,7 +985,15 @@ impl VulkanBackend {
             groups.min(65535) as u32,
             groups.div_ceil(65535) as u32,
         ];
-        self.run_spec(variant("matvecq", w.ty), [wg, tpr, nt], g, push);
+        let writes = (!accumulate).then_some(y);
+        self.run_ordered(
+            variant("matvecq", w.ty),
+            [wg, tpr, nt],
+            g,
+            push,
+            writes,
+            concurrent,
+        );
         // The kernel wrote only y: a fresh output keeps the quantized input current; an
         // accumulator might be that input's buffer, so then it is dropped.
         if !accumulate && self.rec().ops == seq + 1 {
@@ -1051,7 +1145,7 @@ impl Backend for VulkanBackend {
             (t.info.ty, t.data.into())
         };
         let cols = dims.first().copied().unwrap_or(1);
-        let row_bytes = ty.row_bytes(cols).unwrap_or(0);
+        let (row_bytes, bytes) = device_layout(ty, cols, bytes);
         let upload = || -> Result<Buffer, VulkanError> {
             let buf = self.ctx.buffer(bytes.len() as u64, Memory::Device)?;
             self.upload_to(&buf, &bytes)?;
