@@ -144,6 +144,12 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
         let v: Vec<f32> = randn(&mut rng, n).iter().map(|x| x * 0.2).collect();
         w.add_f32_tensor(name, ty, &dims, &v).map_err(e)?;
     }
+    // Norm weights for whole rows of the mat-mul widths and for heads.
+    for n in [512usize, 160, 128, 64] {
+        let v: Vec<f32> = randn(&mut rng, n).iter().map(|x| 1.0 + 0.3 * x).collect();
+        w.add_f32_tensor(&format!("norm.{n}"), GgmlType::F32, &[n as u64], &v)
+            .map_err(e)?;
+    }
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let path = std::env::temp_dir().join(format!(
         "zinc-conformance-{}-{}.gguf",
@@ -643,6 +649,166 @@ pub fn run<B: Backend>(
         }
         let vmax = vh.iter().fold(0.0f64, |m, &x| m.max(x.abs() as f64));
         out.push(judge(case, &y, &r, |_| tol.attention * vmax));
+    }
+
+    // Attention's inputs in one step (q/k norms, RoPE, K/V store): exactly the ops one after
+    // another, on this backend.
+    for (style, head_dim, n_rot, nq, nk, q_norm, k_norm, rows) in [
+        (
+            RopeStyle::Neox,
+            128usize,
+            128usize,
+            4usize,
+            2usize,
+            true,
+            true,
+            1usize,
+        ),
+        (RopeStyle::Norm, 64, 32, 3, 1, false, false, 5),
+        (RopeStyle::Neox, 64, 64, 2, 2, true, false, 3),
+    ] {
+        let case = format!(
+            "qk_norm_rope_store {style:?} head_dim={head_dim} n_rot={n_rot} heads={nq}/{nk} norms={q_norm}/{k_norm} rows={rows}"
+        );
+        if !want(&case) {
+            continue;
+        }
+        let nw = weight(&format!("norm.{head_dim}"))?;
+        let (qn, kn) = (q_norm.then_some(&nw), k_norm.then_some(&nw));
+        let (qc, kc) = (nq * head_dim, nk * head_dim);
+        let (qv, kv, vv) = (
+            randn(&mut rng, rows * qc),
+            randn(&mut rng, rows * kc),
+            randn(&mut rng, rows * kc),
+        );
+        let positions: Vec<u32> = (0..rows as u32).map(|p| 3 * p + 2).collect();
+        let p = RopeParams {
+            style,
+            n_rot,
+            freq_base: 10000.0,
+            freq_scale: 1.0,
+        };
+        let ctx = 3 * rows + 2;
+        let vt = b.tensor_from(&vv, rows, kc);
+        let (mut q1, mut k1) = (b.tensor_from(&qv, rows, qc), b.tensor_from(&kv, rows, kc));
+        let mut c1 = b.kv_cache(ctx, &[kc]);
+        if let Some(n) = qn {
+            b.rms_norm(&mut q1, n, 1e-6);
+        }
+        if let Some(n) = kn {
+            b.rms_norm(&mut k1, n, 1e-6);
+        }
+        b.rope_qk(&mut q1, &mut k1, head_dim, &positions, &p);
+        b.kv_store(&mut c1, 0, &k1, &vt, &positions)
+            .map_err(|e| e.to_string())?;
+        let (mut q2, mut k2) = (b.tensor_from(&qv, rows, qc), b.tensor_from(&kv, rows, kc));
+        let mut c2 = b.kv_cache(ctx, &[kc]);
+        b.qk_norm_rope_store(
+            &mut q2,
+            &mut k2,
+            &vt,
+            (qn, kn),
+            1e-6,
+            head_dim,
+            &positions,
+            &p,
+            &mut c2,
+            0,
+        )
+        .map_err(|e| e.to_string())?;
+        let ap = AttnParams {
+            n_head: nq,
+            n_head_kv: nk,
+            head_dim,
+            scale: 0.3,
+            window: None,
+        };
+        // The attention of the stored rows reads back every key and value written.
+        let a1 = b.read(&b.attention(&q1, &c1, 0, &positions, &ap));
+        let a2 = b.read(&b.attention(&q2, &c2, 0, &positions, &ap));
+        let want64 = |v: Vec<f32>| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+        let got: Vec<f32> = [b.read(&q2), b.read(&k2), a2].concat();
+        let sep = want64([b.read(&q1), b.read(&k1), a1].concat());
+        out.push(judge(case, &got, &sep, |_| 0.0));
+    }
+
+    // Kernels that quantize their output for the next mat-vec (a pre-norm read by three
+    // projections, a gated activation read by the down-projection): the same numbers as the
+    // f32 output read back and multiplied anew, and as the reference product.
+    for (tys, cols) in [
+        (["Q4_K", "Q6_K", "Q5_K"], 512usize),
+        (["Q8_0", "Q4_0", "Q5_1"], 160),
+    ] {
+        for ntok in [1usize, 3] {
+            let case = format!("fused quantization {} cols={cols} tokens={ntok}", tys[0]);
+            if !want(&case) {
+                continue;
+            }
+            let ws = tys
+                .iter()
+                .map(|t| weight(&format!("mm.{t}")))
+                .collect::<Result<Vec<_>, _>>()?;
+            let wvs: Vec<Vec<f32>> = tys.iter().map(|t| dequant(m, &format!("mm.{t}"))).collect();
+            let ty = |i: usize| GgmlType::from_name(tys[i]).expect("format");
+            let nw = weight(&format!("norm.{cols}"))?;
+            let x = randn(&mut rng, ntok * cols);
+            let xt = b.tensor_from(&x, ntok, cols);
+            // Separately: the norm read back, then each projection of a fresh tensor.
+            let mut h0 = b.copy(&xt);
+            b.rms_norm(&mut h0, &nw, 1e-6);
+            let hv = b.read(&h0);
+            let hf = b.tensor_from(&hv, ntok, cols);
+            let sep: Vec<f32> = ws.iter().flat_map(|w| b.read(&b.matmul(w, &hf))).collect();
+            // Together: three projections of the pre-norm, recorded before any read.
+            let h = b.rms_norm_into(&xt, &nw, 1e-6);
+            let ys: Vec<_> = ws.iter().map(|w| b.matmul(w, &h)).collect();
+            let got: Vec<f32> = ys.iter().flat_map(|y| b.read(y)).collect();
+            let sep64: Vec<f64> = sep.iter().map(|&v| v as f64).collect();
+            out.push(judge(format!("{case} pre-norm"), &got, &sep64, |_| 0.0));
+            let hv64: Vec<f64> = hv.iter().map(|&v| v as f64).collect();
+            out.push(judge(
+                format!("{case} pre-norm f32"),
+                &b.read(&h),
+                &hv64,
+                |_| 0.0,
+            ));
+            // Against the reference product of the (exactly checked) normed values.
+            let r: Vec<f64> = (0..3)
+                .flat_map(|i| matmul_ref(&wvs[i], MM_ROWS, cols, &dot_input(ty(i), &hv), ntok))
+                .collect();
+            out.push(judge(format!("{case} reference"), &got, &r, |i| {
+                let (wi, t, row) = (i / (ntok * MM_ROWS), (i / MM_ROWS) % ntok, i % MM_ROWS);
+                tol.matmul
+                    * norm(&wvs[wi][row * cols..(row + 1) * cols])
+                    * norm(&hv[t * cols..(t + 1) * cols])
+            }));
+            // A gated activation into a residual down-projection.
+            let (g, u) = (randn(&mut rng, ntok * cols), randn(&mut rng, ntok * cols));
+            let (gt, ut) = (b.tensor_from(&g, ntok, cols), b.tensor_from(&u, ntok, cols));
+            let a0 = randn(&mut rng, ntok * MM_ROWS);
+            let av = b.read(&b.gated(&gt, &ut, GatedAct::SwiGlu));
+            let mut acc1 = b.tensor_from(&a0, ntok, MM_ROWS);
+            b.matmul_add(&ws[1], &b.tensor_from(&av, ntok, cols), &mut acc1);
+            let mut acc2 = b.tensor_from(&a0, ntok, MM_ROWS);
+            let a = b.gated(&gt, &ut, GatedAct::SwiGlu);
+            b.matmul_add(&ws[1], &a, &mut acc2);
+            let want1: Vec<f64> = b.read(&acc1).iter().map(|&v| v as f64).collect();
+            out.push(judge(
+                format!("{case} gated"),
+                &b.read(&acc2),
+                &want1,
+                |_| 0.0,
+            ));
+            let silu = |v: f64| v / (1.0 + (-v).exp());
+            let ra: Vec<f64> = g
+                .iter()
+                .zip(&u)
+                .map(|(&gv, &uv)| silu(gv as f64) * uv as f64)
+                .collect();
+            out.push(judge(format!("{case} gated f32"), &b.read(&a), &ra, |i| {
+                tol.elementwise * ra[i].abs().max(1.0)
+            }));
+        }
     }
 
     // Mixture of experts: separate and fused gate/up, per-expert scales, 1 and 5 tokens.

@@ -238,6 +238,34 @@ pub trait Backend: Send + Sync {
         positions: &[u32],
     ) -> Result<(), BackendError>;
 
+    /// Attention's inputs for `layer`: each query and key head RMS-normalized by `q_norm` /
+    /// `k_norm` where given, RoPE on both, then K and V stored at `positions` — the same
+    /// numbers as those ops one after another, which a backend may do in one step. `q` and `k`
+    /// end normalized and rotated.
+    #[allow(clippy::too_many_arguments)]
+    fn qk_norm_rope_store(
+        &self,
+        q: &mut Self::Tensor,
+        k: &mut Self::Tensor,
+        v: &Self::Tensor,
+        norms: (Option<&Self::Weight>, Option<&Self::Weight>),
+        eps: f32,
+        head_dim: usize,
+        positions: &[u32],
+        rope: &RopeParams,
+        cache: &mut Self::KvCache,
+        layer: usize,
+    ) -> Result<(), BackendError> {
+        if let Some(n) = norms.0 {
+            self.rms_norm(q, n, eps);
+        }
+        if let Some(n) = norms.1 {
+            self.rms_norm(k, n, eps);
+        }
+        self.rope_qk(q, k, head_dim, positions, rope);
+        self.kv_store(cache, layer, k, v, positions)
+    }
+
     /// Causal attention of each query row (at `positions`) over the cache of `layer`.
     fn attention(
         &self,

@@ -254,17 +254,21 @@ impl<B: Backend> Attention<B> {
                 (q, k, v)
             }
         };
-        if let Some(n) = &self.q_norm {
-            b.rms_norm(&mut q, n, eps);
-        }
-        if let Some(n) = &self.k_norm {
-            b.rms_norm(&mut k, n, eps);
-        }
-        b.rope_qk(&mut q, &mut k, hp.head_dim, positions, rope);
+        b.qk_norm_rope_store(
+            &mut q,
+            &mut k,
+            &v,
+            (self.q_norm.as_ref(), self.k_norm.as_ref()),
+            eps,
+            hp.head_dim,
+            positions,
+            rope,
+            cache,
+            layer,
+        )?;
         if let Some(s) = q_scale {
             b.scale(&mut q, s);
         }
-        b.kv_store(cache, layer, &k, &v, positions)?;
         Ok(b.attention(&q, cache, layer, positions, attn))
     }
 }

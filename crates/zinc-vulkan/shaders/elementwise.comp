@@ -56,27 +56,7 @@ float safe_tanh(float v) {
     return (v < 0.0) ? -r : r;
 }
 
-float silu(float g) {
-    return g / (1.0 + exp(-g));
-}
-
-// Round to the nearest f16 value (kept as f32).
-float round_f16(float v) {
-    return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x;
-}
-
-// GELU as the CPU backend (and ggml's CPU backend) computes it: the input rounded to f16 looks
-// up a table of f16-rounded results, built on the host by the CPU backend's own code, so both
-// backends produce the same bits.
-float gelu(float g) {
-    if (g <= -10.0) {
-        return 0.0;
-    }
-    if (g >= 10.0) {
-        return g;
-    }
-    return pc.gelu_table.v[packHalf2x16(vec2(g, 0.0)) & 0xffffu];
-}
+#include "act.glsl"
 
 void main() {
     uint i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.z * gl_NumWorkGroups.x * WG;
@@ -100,7 +80,7 @@ void main() {
         pc.o.v[i] = silu(pc.x.v[i]) * pc.y.v[i];
         break;
     case 5u:
-        pc.o.v[i] = gelu(pc.x.v[i]) * pc.y.v[i];
+        pc.o.v[i] = gelu(pc.gelu_table, pc.x.v[i]) * pc.y.v[i];
         break;
     case 6u:
         pc.o.v[i] = pc.x.v[i];

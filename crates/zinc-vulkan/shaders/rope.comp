@@ -39,16 +39,7 @@ layout(push_constant, std430) uniform PC {
     uint nx;
 } pc;
 
-// t reduced to [−π, π] (Cody–Waite, 2π = C1 + C2 with C1 exact in 8 bits) so that sin/cos stay
-// accurate for large angles (long contexts) on devices whose sin/cos only promise [−π, π].
-float reduce_angle(float t) {
-    const float INV_2PI = 0.15915494309189535;
-    const float C1 = 6.28125;
-    const float C2 = 1.9353071795864769e-3;
-    float k = floor(t * INV_2PI + 0.5);
-    precise float r = (t - k * C1) - k * C2; // no reassociation into t − k·2π
-    return r;
-}
+#include "rope.glsl"
 
 void main() {
     uint gid = gl_GlobalInvocationID.x + gl_GlobalInvocationID.z * gl_NumWorkGroups.x * WG;
@@ -67,20 +58,11 @@ void main() {
     uint head = (gid / half_rot) % nheads;
     uint row = gid / (half_rot * nheads);
 
-    float theta_scale = pow(pc.freq_base, -2.0 / float(pc.n_rot));
-    float theta = float(pc.pos.v[row]);
-    for (uint k = 0u; k < i; k++) {
-        theta *= theta_scale;
-    }
-    float t = reduce_angle(pc.freq_scale * theta);
-    float c = cos(t);
-    float s = sin(t);
-
     uint base = row * cols + head * pc.head_dim;
     uint a = (pc.neox != 0u) ? base + i : base + 2u * i;
     uint b = (pc.neox != 0u) ? base + i + half_rot : base + 2u * i + 1u;
-    float x0 = v.v[a];
-    float x1 = v.v[b];
-    v.v[a] = x0 * c - x1 * s;
-    v.v[b] = x0 * s + x1 * c;
+    vec2 y = rope_pair(vec2(v.v[a], v.v[b]), pc.pos.v[row], i, pc.n_rot, pc.freq_base,
+                       pc.freq_scale);
+    v.v[a] = y.x;
+    v.v[b] = y.y;
 }

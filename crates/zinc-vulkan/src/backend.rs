@@ -590,6 +590,13 @@ pub struct VulkanBackend {
     stats: Arc<Stats>,
 }
 
+/// The workgroup size of an RMSNorm over groups of `group` values (rms_norm.comp and the kernels
+/// that must agree with it to the bit): about eight values per invocation, since one workgroup
+/// per group is all the parallelism a single row has.
+fn norm_workgroup(group: usize) -> u32 {
+    (group / 8).next_power_of_two().clamp(64, 512) as u32
+}
+
 /// Bytes of a Q6_K block on the device: the 210 of GGUF padded so that each part (ql, qh,
 /// scales, d) starts 16-byte aligned and the mat-vec reads whole vectors (`dequant.glsl`).
 const Q6_K_DEVICE_BLOCK: usize = 224;
@@ -907,6 +914,38 @@ impl VulkanBackend {
         }
     }
 
+    /// Where the next kernel's output `n` values (rows of `cols`) will likely feed an
+    /// integer-dot mat-vec: the activation mode to quantize them in as they are produced (the
+    /// mode the last such mat-vec asked for) and fresh buffers for the quantization. Prompts on
+    /// cooperative matrices read f32, so they get none.
+    fn quant_target(&self, rows: usize, cols: usize) -> Option<(u32, VkTensor, VkTensor)> {
+        let mode = self.last_mode.load(Relaxed);
+        let block = match mode {
+            1 => 32,
+            2 => 256,
+            _ => return None,
+        };
+        if !self.int_dot || (self.coopmat && rows > 4) || !cols.is_multiple_of(block) {
+            return None;
+        }
+        let n = rows * cols;
+        Some((mode, self.new_tensor(1, n / 4), self.new_tensor(1, n / 8)))
+    }
+
+    /// Records that `x` was just quantized (by the last command) into `q` and `s`, in `mode`.
+    fn quant_primed(&self, x: &VkTensor, mode: u32, q: VkTensor, s: VkTensor) {
+        let seq = self.rec().ops;
+        *self.qcache.lock().unwrap_or_else(|e| e.into_inner()) = Some(QuantCache {
+            x: x.addr(),
+            len: x.len(),
+            mode,
+            seq,
+            used: false,
+            q,
+            s,
+        });
+    }
+
     /// `y = W · x` for rows of a (possibly expert-offset) weight.
     fn project(&self, w: &VkWeight, x: &VkTensor) -> VkTensor {
         let (rows, cols) = (w.rows(), w.cols());
@@ -1055,12 +1094,9 @@ impl VulkanBackend {
             .u32(group as u32)
             .f32(eps)
             .u32(ngroups as u32);
-        // About eight values per invocation: one workgroup per group is all the parallelism a
-        // single row has.
-        let wg = (group / 8).next_power_of_two().clamp(64, 512) as u32;
         self.run_spec(
             "rms_norm",
-            [wg, self.shuffle as u32, 0],
+            [norm_workgroup(group), self.shuffle as u32, 0],
             fold(ngroups),
             push,
         );
@@ -1296,7 +1332,26 @@ impl Backend for VulkanBackend {
 
     fn rms_norm_into(&self, x: &VkTensor, w: &VkWeight, eps: f32) -> VkTensor {
         let out = self.new_tensor(x.rows, x.cols);
-        self.norm_to(x, w, eps, out.addr());
+        let whole_rows = w.dims.iter().product::<u64>() as usize == x.cols;
+        match self.quant_target(x.rows, x.cols).filter(|_| whole_rows) {
+            // The pre-norm of a block feeds its projections: quantized in the same dispatch.
+            Some((mode, q, s)) => {
+                let push = Push::new()
+                    .addr(x.addr())
+                    .addr(w.buf.address)
+                    .addr(out.addr())
+                    .addr(q.addr())
+                    .addr(s.addr())
+                    .u32(x.cols as u32)
+                    .f32(eps)
+                    .u32(x.rows as u32)
+                    .u32(mode);
+                let spec = [norm_workgroup(x.cols), self.shuffle as u32, 0];
+                self.run_spec("norm_quant", spec, fold(x.rows), push);
+                self.quant_primed(&out, mode, q, s);
+            }
+            None => self.norm_to(x, w, eps, out.addr()),
+        }
         out
     }
 
@@ -1334,6 +1389,22 @@ impl Backend for VulkanBackend {
 
     fn gated(&self, gate: &VkTensor, up: &VkTensor, act: GatedAct) -> VkTensor {
         let out = self.new_tensor(gate.rows, gate.cols);
+        // The input of the down-projection: quantized in the same dispatch.
+        if let Some((mode, q, s)) = self.quant_target(gate.rows, gate.cols) {
+            let push = Push::new()
+                .addr(gate.addr())
+                .addr(up.addr())
+                .addr(out.addr())
+                .addr(self.gelu_table.address)
+                .addr(q.addr())
+                .addr(s.addr())
+                .u32(gate.len() as u32)
+                .u32((act == GatedAct::GeGlu) as u32)
+                .u32(mode);
+            self.run("glu_quant", 64, fold(gate.len().div_ceil(256)), push);
+            self.quant_primed(&out, mode, q, s);
+            return out;
+        }
         let op = match act {
             GatedAct::SwiGlu => 4,
             GatedAct::GeGlu => 5,
@@ -1400,6 +1471,79 @@ impl Backend for VulkanBackend {
             .u32(d as u32)
             .u32(k.rows as u32);
         self.run("kv_store", 256, fold(words.div_ceil(256)), push);
+        Ok(())
+    }
+
+    fn qk_norm_rope_store(
+        &self,
+        q: &mut VkTensor,
+        k: &mut VkTensor,
+        v: &VkTensor,
+        norms: (Option<&VkWeight>, Option<&VkWeight>),
+        eps: f32,
+        head_dim: usize,
+        positions: &[u32],
+        rope: &RopeParams,
+        cache: &mut VkKvCache,
+        layer: usize,
+    ) -> Result<(), BackendError> {
+        let kv_dim = cache.dims[layer];
+        let head_norm = |n: Option<&VkWeight>| {
+            n.is_none_or(|w| w.dims.iter().product::<u64>() as usize == head_dim)
+        };
+        let fits = head_dim % 2 == 0
+            && (2..=512).contains(&head_dim)
+            && rope.n_rot <= head_dim
+            && q.cols.is_multiple_of(head_dim)
+            && k.cols == kv_dim
+            && v.cols == kv_dim
+            && kv_dim.is_multiple_of(head_dim)
+            && q.rows == positions.len()
+            && k.rows == q.rows
+            && v.rows == q.rows
+            && head_norm(norms.0)
+            && head_norm(norms.1);
+        if !fits {
+            if let Some(n) = norms.0 {
+                self.rms_norm(q, n, eps);
+            }
+            if let Some(n) = norms.1 {
+                self.rms_norm(k, n, eps);
+            }
+            self.rope_qk(q, k, head_dim, positions, rope);
+            return self.kv_store(cache, layer, k, v, positions);
+        }
+        if let Some(&pos) = positions.iter().find(|&&p| p as usize >= cache.n_ctx) {
+            return Err(BackendError::ContextOverflow {
+                pos: pos as usize,
+                n_ctx: cache.n_ctx,
+            });
+        }
+        let pos = self.upload(&u32s(positions));
+        let (nq, nk) = (q.cols / head_dim, kv_dim / head_dim);
+        let flags = norms.0.is_some() as u32 | (norms.1.is_some() as u32) << 1;
+        let push = Push::new()
+            .addr(q.addr())
+            .addr(k.addr())
+            .addr(v.addr())
+            .addr(norms.0.map_or(0, |w| w.buf.address))
+            .addr(norms.1.map_or(0, |w| w.buf.address))
+            .addr(cache.k[layer].address)
+            .addr(cache.v[layer].address)
+            .addr(pos)
+            .u32(nq as u32)
+            .u32(nk as u32)
+            .u32(head_dim as u32)
+            .u32(rope.n_rot as u32)
+            .u32((rope.style == RopeStyle::Neox) as u32)
+            .f32(rope.freq_base)
+            .f32(rope.freq_scale)
+            .f32(eps)
+            .u32(q.rows as u32)
+            .u32(flags);
+        // rms_norm.comp's workgroup for a head (64 up to 512 values): the same sums.
+        let spec = [norm_workgroup(head_dim), self.shuffle as u32, 0];
+        self.run_spec("qk_prep", spec, fold(q.rows * (nq + 2 * nk)), push);
         Ok(())
     }
 

@@ -1,0 +1,62 @@
+#version 450
+#extension GL_KHR_shader_subgroup_shuffle : require
+// norm_quant.comp — RMSNorm of whole rows (rms_norm.comp's arithmetic, rms.glsl) that also
+// quantizes its output for the integer-dot mat-vec that reads it next (quant8.glsl): one
+// dispatch where rms_norm + quant_act take two.
+//
+// Buffers (device addresses in the push constants):
+//   x : Floats — nrows × ncols activations, row-major f32
+//   w : Floats — the ncols weights
+//   o : Floats — the normalized rows, same layout (never x)
+//   q, s       — o quantized (quant8.glsl's layout, over the flattened rows)
+// Push constants (std430, in order): Floats x; Floats w; Floats o; Words q; Floats s;
+//   uint ncols; float eps; uint nrows; uint mode (1 Q8_0/Q8_1: ncols a multiple of 32; 2 Q8_K:
+//   of 256).
+// Specialization constants: 0 = WG, the workgroup size (a power of two, 64 to 1024: the host
+//   picks rms_norm.comp's for the same row, so the sums agree to the bit); 1 = SG as there.
+// Dispatch: (min(nrows, 65535), 1, ceil(nrows / 65535)) workgroups; row = wg_linear().
+// Each invocation takes words (4 values) tid, tid + WG, … of the row, so aligned groups of 64
+// invocations hold whole 256-value blocks.
+
+#include "common.glsl"
+
+layout(constant_id = 0) const uint WG = 256;
+layout(constant_id = 1) const uint SG = 1;
+layout(local_size_x_id = 0) in;
+
+layout(push_constant, std430) uniform PC {
+    Floats x;
+    Floats w;
+    Floats o;
+    Words q;
+    Floats s;
+    uint ncols;
+    float eps;
+    uint nrows;
+    uint mode;
+} pc;
+
+#include "rms.glsl"
+#include "quant8.glsl"
+
+void main() {
+    uint row = wg_linear();
+    if (row >= pc.nrows) {
+        return; // uniform over the workgroup
+    }
+    uint tid = gl_LocalInvocationID.x;
+    uint base = row * pc.ncols;
+    float scale = rms_scale(pc.x, base, pc.ncols, pc.eps);
+    for (uint j0 = 0u; j0 < pc.ncols; j0 += 4u * WG) {
+        uint j = j0 + 4u * tid;
+        bool live = j < pc.ncols; // ncols is a multiple of 32: a word is wholly in or out
+        vec4 v = vec4(0.0);
+        if (live) {
+            for (uint k = 0u; k < 4u; k++) {
+                v[k] = (pc.x.v[base + j + k] * scale) * pc.w.v[j + k];
+                pc.o.v[base + j + k] = v[k];
+            }
+        }
+        quant_word(tid, v, base + j, live, pc.mode, pc.q, pc.s);
+    }
+}

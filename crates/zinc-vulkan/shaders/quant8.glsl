@@ -1,0 +1,92 @@
+// quant8.glsl — 8-bit activation quantization for the integer-dot mat-vec, exactly as the CPU
+// backend and llama.cpp quantize before a quantized dot product (crates/zinc-backend/src/cpu/
+// dot.rs, quantize_act): the same q values, the same scales. Shared by quant_act.comp and the
+// kernels that quantize what they produce (norm_quant.comp, glu_quant.comp).
+//
+// Output layout:
+//   q : Words  — signed bytes, four to a word (element i is byte i % 4 of word i / 4)
+//   s : Floats — per 32-element chunk c, four floats at 4c:
+//                [d, Σq of its first 16, Σq of its last 16, f16(d·Σq)]
+//                (d the chunk's scale: its own for Q8_0/Q8_1, its 256-block's for Q8_K)
+// Modes:
+//   1 Q8_0 / Q8_1: blocks of 32; d = amax/127 rounded to f16, q = roundEven(x·127/amax)
+//   2 Q8_K: blocks of 256; m = the value of largest |x| (the first one), iscale = −127/m,
+//           q = min(roundEven(iscale·x), 127), d = 1/iscale (all zero when m = 0)
+//
+// The includer declares WG (its workgroup size, a multiple of 64) first.
+
+shared float q_abs[WG];
+shared uint q_idx[WG];
+shared float q_val[WG];
+shared int q_sum[WG];
+
+float round_f16(float v) {
+    return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x;
+}
+
+// Quantizes v, elements e0 .. e0 + 3 of the flattened activations. Every invocation of the
+// workgroup calls it (it holds barriers); invocation tid holds word tid of its group: aligned
+// groups of 8 invocations are a 32-block (mode 1), of 64 a 256-block (mode 2). `live`: the word
+// exists (whole blocks are live or not).
+void quant_word(uint tid, vec4 v, uint e0, bool live, uint mode, Words q, Floats s) {
+    barrier(); // an earlier call's reads of shared memory are done
+    // This word's largest magnitude and where it is (the first on ties).
+    float best = abs(v.x);
+    float val = v.x;
+    uint at = e0;
+    for (uint k = 1u; k < 4u; k++) {
+        if (abs(v[k]) > best) {
+            best = abs(v[k]);
+            val = v[k];
+            at = e0 + k;
+        }
+    }
+    q_abs[tid] = best;
+    q_idx[tid] = at;
+    q_val[tid] = val;
+    // Reduce over 8 words (a 32-block) or 64 (a 256-block); groups are aligned.
+    uint span = mode == 1u ? 8u : 64u;
+    for (uint st = span / 2u; st > 0u; st >>= 1) {
+        barrier();
+        if ((tid % span) < st) {
+            float a = q_abs[tid + st];
+            uint j = q_idx[tid + st];
+            if (a > q_abs[tid] || (a == q_abs[tid] && j < q_idx[tid])) {
+                q_abs[tid] = a;
+                q_idx[tid] = j;
+                q_val[tid] = q_val[tid + st];
+            }
+        }
+    }
+    barrier();
+    uint lead = tid - tid % span;
+    float amax = q_abs[lead];
+    ivec4 qi = ivec4(0);
+    float d = 0.0;
+    if (mode == 1u) {
+        float id = amax != 0.0 ? 127.0 / amax : 0.0;
+        d = round_f16(amax / 127.0);
+        qi = ivec4(roundEven(v * id));
+    } else if (amax != 0.0) {
+        float m = q_val[lead];
+        float iscale = -127.0 / m;
+        d = 1.0 / iscale;
+        qi = ivec4(min(roundEven(iscale * v), vec4(127.0)));
+    }
+    if (live) {
+        q.v[e0 / 4u] = uint(qi.x & 255) | (uint(qi.y & 255) << 8) | (uint(qi.z & 255) << 16)
+            | (uint(qi.w & 255) << 24);
+    }
+    // Sums over 16 elements (4 words), then one writer per 32-element chunk.
+    q_sum[tid] = qi.x + qi.y + qi.z + qi.w;
+    barrier();
+    if (live && tid % 8u == 0u) {
+        int s0 = q_sum[tid] + q_sum[tid + 1u] + q_sum[tid + 2u] + q_sum[tid + 3u];
+        int s1 = q_sum[tid + 4u] + q_sum[tid + 5u] + q_sum[tid + 6u] + q_sum[tid + 7u];
+        uint c = e0 / 32u;
+        s.v[4u * c] = d;
+        s.v[4u * c + 1u] = float(s0);
+        s.v[4u * c + 2u] = float(s1);
+        s.v[4u * c + 3u] = round_f16(d * float(s0 + s1));
+    }
+}
