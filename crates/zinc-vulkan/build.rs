@@ -18,6 +18,9 @@ const PER_FORMAT: &[&str] = &[
 ];
 /// Formats the integer-dot and cooperative-matrix kernels (`matvecq`, `matmul_cm`) have no
 /// variant for: their activations stay f32 (and their weights are not rounded to f16).
+/// Shaders compiled once per head dimension (`HEAD_DIM`), as `<name>_<dim>`.
+const PER_HEAD_DIM: &[&str] = &["attn_cm"];
+const HEAD_DIMS: &[u32] = &[32, 64, 128];
 const FLOAT_FORMATS: &[&str] = &["F32", "F16", "BF16"];
 const QUANT_ONLY: &[&str] = &["matvecq", "matmul_cm"];
 const FORMATS: &[&str] = &[
@@ -82,7 +85,19 @@ fn main() {
         println!("cargo:rerun-if-changed={}", path.display());
         let stem = path.file_stem().unwrap().to_string_lossy().to_string();
         let text = expand(&dir, &std::fs::read_to_string(&path).unwrap(), 0);
-        let variants: Vec<(String, String)> = if PER_FORMAT.contains(&stem.as_str()) {
+        let variants: Vec<(String, String)> = if PER_HEAD_DIM.contains(&stem.as_str()) {
+            HEAD_DIMS
+                .iter()
+                .map(|d| {
+                    let src = text.replacen(
+                        "#version 450\n",
+                        &format!("#version 450\n#define HEAD_DIM {d}u\n"),
+                        1,
+                    );
+                    (format!("{stem}_{d}"), src)
+                })
+                .collect()
+        } else if PER_FORMAT.contains(&stem.as_str()) {
             FORMATS
                 .iter()
                 .filter(|f| !QUANT_ONLY.contains(&stem.as_str()) || !FLOAT_FORMATS.contains(f))

@@ -14,21 +14,26 @@
 //   y : Floats — ntok × nrows outputs, row-major f32 (y[t·nrows + r])
 // Push constants (std430, in order): Words w; Floats x; Floats y; uint ncols; uint nrows;
 //   uint row_bytes; uint ntok.  (The block of matmul.comp.)
-// Workgroup: 128 invocations = 4 subgroups of 32 (the host takes this kernel only where the
-//   subgroup size is 32 and 16×16×16 f16/f32 cooperative matrices exist). No spec constants.
-// Dispatch: (ceil(ntok / 128), min(R, 65535), ceil(R / 65535)) with R = ceil(nrows / 64): the token
-//   tile is gl_WorkGroupID.x (fastest: the tiles that share a weight slice run together), the
-//   row tile y + z·65535.
-// A workgroup computes BN = 128 tokens × BM = 64 rows, BK = 32 columns at a time: the weight
-// tile is dequantized (dequant16, dequant.glsl) into shared memory as f16, the activation tile
-// converted to f16 beside it; subgroup s owns tokens 32s .. 32s + 31 over all 64 rows (2×4
-// accumulators). Results go out through a per-subgroup 16×16 staging tile, so partial tiles are
-// written with bounds checks.
+// Specialization constants: 0 = WG, the workgroup size: 32·SGN·SGM invocations (the host takes
+//   this kernel only where the subgroup size is 32 and 16×16×16 f16/f32 cooperative matrices
+//   exist); 1 = SGM, subgroups along the weight rows (1 or 2); 2 = BK, columns a step (32 or
+//   64). Each subgroup computes 32 tokens × 64 rows (2×4 accumulators), so a workgroup's tile is
+//   BN = 32·SGN tokens × BM = 64·SGM rows.
+// Dispatch: (ceil(ntok / BN), min(R, 65535), ceil(R / 65535)) with R = ceil(nrows / BM): the
+//   token tile is gl_WorkGroupID.x (fastest: the tiles that share a weight slice run together),
+//   the row tile y + z·65535.
+// Per step of BK columns the weight tile is dequantized (dequant16, dequant.glsl: 16 columns of
+// one row per invocation and round) into shared memory as f16, the activation tile read as
+// 16-byte vectors and converted beside it; both tiles are stored 8 halves at a time. Results go out through a per-subgroup 16×16 staging
+// tile, so partial tiles are written with bounds checks.
 
 #include "common.glsl"
 #include "dequant.glsl"
 
-layout(local_size_x = 128) in;
+layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint SGM = 1;
+layout(constant_id = 2) const uint BK = 32;
+layout(local_size_x_id = 0) in;
 
 layout(push_constant, std430) uniform PC {
     Words w;
@@ -40,14 +45,19 @@ layout(push_constant, std430) uniform PC {
     uint ntok;
 } pc;
 
-const uint BM = 64u;  // weight rows
-const uint BN = 128u; // tokens
-const uint BK = 32u;
-const uint LD = BK + 8u; // padded row stride (halves) of the input tiles
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Floats4 { vec4 v[]; };
 
-shared float16_t Xs[BN * LD];
-shared float16_t Ws[BM * LD];
-shared float Cs[4u * 256u]; // a 16×16 staging tile per subgroup
+const uint NSG = WG / 32u;
+const uint SGN = NSG / SGM;
+const uint BM = 64u * SGM; // weight rows
+const uint BN = 32u * SGN; // tokens
+const uint LD = BK / 8u + 1u; // padded row stride of the input tiles, in vectors of 8 halves
+
+// The f16 tiles as 16-byte vectors of 8 halves: written a vector at a time, read by
+// coopMatLoad in the same units.
+shared uvec4 Xs[BN * LD];
+shared uvec4 Ws[BM * LD];
+shared float Cs[NSG * 256u]; // a 16×16 staging tile per subgroup
 
 #define CM_A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
 #define CM_B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
@@ -62,7 +72,8 @@ void main() {
     }
     uint sg = tid / 32u;
     uint lane = tid % 32u;
-    uint tq = sg * 32u; // this subgroup's tokens: tq .. tq + 31, all BM rows
+    uint tq = (sg % SGN) * 32u; // this subgroup's tokens: tq .. tq + 31
+    uint rq = (sg / SGN) * 64u; // and rows: rq .. rq + 63
 
     CM_C acc[2][4];
     [[unroll]] for (uint i = 0u; i < 2u; i++) {
@@ -71,30 +82,41 @@ void main() {
         }
     }
 
-    // Loading: invocation tid dequantizes 16 consecutive columns of one weight row (they share
-    // their block's scales) and converts 32 activations.
-    uint lr = tid / 2u;          // weight tile row 0..63
-    uint lk = (tid % 2u) * 16u;  // its first column, 0 or 16
-    uint wr = r0 + lr;
+    Floats4 x4 = Floats4(pc.x);
+    const uint CPR = BK / 16u; // 16-column chunks per tile row
     for (uint k0 = 0u; k0 < pc.ncols; k0 += BK) {
-        uint c = k0 + lk;
-        if (wr < pc.nrows) {
-            float v[16];
-            dequant16(pc.w, wr * pc.row_bytes + (c / BLOCK_ELEMS) * BLOCK_BYTES, c % BLOCK_ELEMS, v);
-            [[unroll]] for (uint e = 0u; e < 16u; e++) {
-                Ws[lr * LD + lk + e] = float16_t(v[e]);
+        // Weights: chunk ch = 16 consecutive columns of one row (they share their block's
+        // scales); neighbouring invocations take neighbouring chunks.
+        for (uint ch = tid; ch < BM * CPR; ch += WG) {
+            uint lr = ch / CPR;
+            uint lk = (ch % CPR) * 16u;
+            uint wr = r0 + lr;
+            uint c = k0 + lk;
+            uvec4 p0 = uvec4(0u), p1 = uvec4(0u);
+            if (wr < pc.nrows) {
+                float v[16];
+                dequant16(pc.w, wr * pc.row_bytes + (c / BLOCK_ELEMS) * BLOCK_BYTES, c % BLOCK_ELEMS, v);
+                p0 = uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])),
+                           packHalf2x16(vec2(v[4], v[5])), packHalf2x16(vec2(v[6], v[7])));
+                p1 = uvec4(packHalf2x16(vec2(v[8], v[9])), packHalf2x16(vec2(v[10], v[11])),
+                           packHalf2x16(vec2(v[12], v[13])), packHalf2x16(vec2(v[14], v[15])));
             }
-        } else {
-            [[unroll]] for (uint e = 0u; e < 16u; e++) {
-                Ws[lr * LD + lk + e] = float16_t(0.0);
-            }
+            Ws[lr * LD + lk / 8u] = p0;
+            Ws[lr * LD + lk / 8u + 1u] = p1;
         }
-        // A subgroup reads 32 consecutive columns of one token at a time (coalesced).
-        [[unroll]] for (uint i = 0u; i < BN * BK / 128u; i++) {
-            uint idx = tid + 128u * i;
-            uint tt = idx / BK, kk = idx % BK;
-            float xv = (t0 + tt < pc.ntok) ? pc.x.v[(t0 + tt) * pc.ncols + k0 + kk] : 0.0;
-            Xs[tt * LD + kk] = float16_t(xv);
+        // Activations: 8 consecutive columns of one token per invocation and round (ncols is a
+        // multiple of 32, so rows start 16-byte aligned); a subgroup covers consecutive columns.
+        for (uint i = tid; i < BN * BK / 8u; i += WG) {
+            uint tt = i / (BK / 8u);
+            uint kk = (i % (BK / 8u)) * 8u;
+            vec4 a = vec4(0.0), b = vec4(0.0);
+            if (t0 + tt < pc.ntok) {
+                uint at = ((t0 + tt) * pc.ncols + k0 + kk) / 4u;
+                a = x4.v[at];
+                b = x4.v[at + 1u];
+            }
+            Xs[tt * LD + kk / 8u] = uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw),
+                                          packHalf2x16(b.xy), packHalf2x16(b.zw));
         }
         barrier();
         [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
@@ -102,11 +124,11 @@ void main() {
             CM_B b[4];
             [[unroll]] for (uint i = 0u; i < 2u; i++) {
                 // A: 16 tokens × 16 columns, row-major in Xs.
-                coopMatLoad(a[i], Xs, (tq + 16u * i) * LD + kk, LD, gl_CooperativeMatrixLayoutRowMajor);
+                coopMatLoad(a[i], Xs, (tq + 16u * i) * LD + kk / 8u, LD, gl_CooperativeMatrixLayoutRowMajor);
             }
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 // B: 16 columns × 16 rows = Ws rows read as columns (column-major).
-                coopMatLoad(b[j], Ws, (16u * j) * LD + kk, LD, gl_CooperativeMatrixLayoutColumnMajor);
+                coopMatLoad(b[j], Ws, (rq + 16u * j) * LD + kk / 8u, LD, gl_CooperativeMatrixLayoutColumnMajor);
             }
             [[unroll]] for (uint i = 0u; i < 2u; i++) {
                 [[unroll]] for (uint j = 0u; j < 4u; j++) {
@@ -125,7 +147,7 @@ void main() {
             subgroupBarrier();
             for (uint idx = lane; idx < 256u; idx += 32u) {
                 uint t = t0 + tq + 16u * i + idx / 16u;
-                uint r = r0 + 16u * j + idx % 16u;
+                uint r = r0 + rq + 16u * j + idx % 16u;
                 if (t < pc.ntok && r < pc.nrows) {
                     pc.y.v[t * pc.nrows + r] = Cs[sg * 256u + idx];
                 }

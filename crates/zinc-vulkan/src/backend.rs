@@ -40,6 +40,10 @@ pub struct VulkanOptions {
     /// Prompts multiply on cooperative matrices (`matmul_cm.comp`). `None`: wherever the device
     /// has them (16×16×16 f16, subgroups of 32); `Some(false)` keeps the integer-dot kernel.
     pub coopmat: Option<bool>,
+    /// The cooperative-matrix mat-mul's tile as (subgroups along weight rows, columns a step):
+    /// `matmul_cm.comp`'s SGM and BK. `None`: (2, 64) where the device has the shared memory
+    /// for it (128 tokens × 128 rows, 44 KiB), else (1, 32).
+    pub coopmat_tile: Option<(u32, u32)>,
     /// Single-token attention over few keys follows the CPU backend's arithmetic (f16 Q and V
     /// accumulator, a key at a time), so greedy decoding tracks the CPU oracle. `None`: on CPU
     /// devices (lavapipe in CI); GPUs split the keys across workgroups instead.
@@ -160,6 +164,9 @@ struct Profiler {
 
 /// Timestamp pairs per command buffer; dispatches past this are not timed.
 const PROFILE_PAIRS: u32 = 4096;
+/// The profile entry of whole command buffers, first command to last (with the gaps between
+/// kernels); names in parentheses are not kernels.
+const SPAN: &str = "(command buffers)";
 
 impl Recorder {
     fn new(ctx: &Arc<Context>, profile: bool) -> Result<Recorder, VulkanError> {
@@ -223,10 +230,12 @@ impl Recorder {
                         .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
                 )?;
                 if let Some(p) = &mut self.prof {
-                    self.ctx
-                        .device
-                        .cmd_reset_query_pool(self.cb, p.pool, 0, 2 * PROFILE_PAIRS);
+                    let d = &self.ctx.device;
+                    d.cmd_reset_query_pool(self.cb, p.pool, 0, 2 * PROFILE_PAIRS);
                     p.names.clear();
+                    // Pair 0 spans the whole command buffer (its end is written at submit).
+                    d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::TOP_OF_PIPE, p.pool, 0);
+                    p.names.push(SPAN);
                 }
             }
             self.open = true;
@@ -398,6 +407,9 @@ impl Recorder {
         // SAFETY: ends and submits the open command buffer, waits on its fence, then resets both;
         // nothing else uses the queue (the recorder is behind a lock).
         unsafe {
+            if let Some(p) = &self.prof {
+                d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, p.pool, 1);
+            }
             d.end_command_buffer(self.cb)?;
             self.open = false;
             let cbs = [self.cb];
@@ -577,6 +589,8 @@ pub struct VulkanBackend {
     shuffle: bool,
     /// See [`VulkanOptions::coopmat`].
     coopmat: bool,
+    /// `matmul_cm.comp`'s specialization: [workgroup size, SGM, BK].
+    cm_spec: [u32; 3],
     /// See [`VulkanOptions::cpu_attention`].
     cpu_attention: bool,
     qcache: Mutex<Option<QuantCache>>,
@@ -595,6 +609,19 @@ pub struct VulkanBackend {
 /// per group is all the parallelism a single row has.
 fn norm_workgroup(group: usize) -> u32 {
     (group / 8).next_power_of_two().clamp(64, 512) as u32
+}
+
+/// Shared memory of `matmul_cm.comp` with 4·`sgm` subgroups and `bk` columns a step: the f16
+/// activation (128 tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, and a 16×16
+/// f32 staging tile per subgroup. Rows whose length bk does not divide take bk = 32.
+fn cm_shared_bytes(sgm: u32, bk: u32) -> u32 {
+    (128 + 64 * sgm) * (bk + 8) * 2 + 4 * sgm * 1024
+}
+
+/// Shared memory of `attn_cm.comp` for heads of `hd`: K and V tiles of 32 keys × (hd + 8)
+/// halves, 4 × 16 × 32 f32 scores, two 4 × 16 × 40 f16 weight tiles, 64 row sums and two words.
+fn attn_cm_shared_bytes(hd: usize) -> usize {
+    2 * 32 * (hd + 8) * 2 + 4 * 16 * 32 * 4 + 2 * 4 * 16 * 40 * 2 + 64 * 4 + 8
 }
 
 /// Bytes of a Q6_K block on the device: the 210 of GGUF padded so that each part (ql, qh,
@@ -677,6 +704,15 @@ impl VulkanBackend {
         let shuffle = ctx.info.subgroup_shuffle;
         let cpu_attention = opts.cpu_attention.unwrap_or(on_cpu);
         let coopmat = opts.coopmat.unwrap_or(true) && plan.coopmat;
+        let (sgm, bk) = opts
+            .coopmat_tile
+            .filter(|&(m, k)| (1..=2).contains(&m) && (k == 32 || k == 64))
+            .unwrap_or(if cm_shared_bytes(2, 64) <= ctx.info.max_shared_memory {
+                (2, 64)
+            } else {
+                (1, 32)
+            });
+        let cm_spec = [128 * sgm, sgm, bk];
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let rec = Recorder::new(&ctx, opts.profile)?;
@@ -688,6 +724,7 @@ impl VulkanBackend {
             shuffle,
             cpu_attention,
             coopmat,
+            cm_spec,
             qcache: Mutex::new(None),
             last_mode: Default::default(),
             gelu_table,
@@ -967,13 +1004,19 @@ impl VulkanBackend {
             .u32(w.row_bytes as u32)
             .u32(x.rows as u32);
         if cooperative {
-            let tiles = rows.div_ceil(64);
+            // A workgroup: 128 tokens × 64·SGM rows.
+            let tiles = rows.div_ceil(64 * self.cm_spec[1] as usize);
             let g = [
                 x.rows.div_ceil(128) as u32,
                 tiles.min(65535) as u32,
                 tiles.div_ceil(65535) as u32,
             ];
-            self.run(variant("matmul_cm", w.ty), 128, g, push);
+            // BK must divide the row.
+            let mut spec = self.cm_spec;
+            if !cols.is_multiple_of(spec[2] as usize) {
+                spec[2] = 32;
+            }
+            self.run_spec(variant("matmul_cm", w.ty), spec, g, push);
             return out;
         }
         if x.rows <= 4 {
@@ -1130,6 +1173,46 @@ impl VulkanBackend {
             .u32(x.rows as u32)
             .u32(nx as u32);
         self.run("rope", 64, fold(n.div_ceil(64)), push);
+    }
+
+    /// The cooperative-matrix prompt attention compiled for this head dimension, where it
+    /// applies (prompts of more than 4 rows, head dimensions 32, 64 or 128).
+    fn attn_cm_variant(&self, rows: usize, head_dim: usize) -> Option<&'static str> {
+        let name = match head_dim {
+            32 => "attn_cm_32",
+            64 => "attn_cm_64",
+            128 => "attn_cm_128",
+            _ => return None,
+        };
+        let fits = attn_cm_shared_bytes(head_dim) <= self.ctx.info.max_shared_memory as usize;
+        (self.coopmat && rows > 4 && fits).then_some(name)
+    }
+
+    /// attn_dec.comp's specialization ([head_dim, heads per KV head, invocations per key]) and
+    /// slice length for a decode step over `keys` keys, where it applies: up to 8 query heads a
+    /// KV head, head dimensions a multiple of 8, subgroup shuffles, slices of up to 1,024 keys
+    /// (at most `MAX_SPLITS` of them) and the shared memory for their scores.
+    fn attn_dec_plan(&self, p: &AttnParams, keys: usize) -> Option<([u32; 3], usize)> {
+        let hd = p.head_dim;
+        if !self.shuffle || p.n_head_kv == 0 || !p.n_head.is_multiple_of(p.n_head_kv) {
+            return None;
+        }
+        let g = p.n_head / p.n_head_kv;
+        if g > 8 || hd == 0 || !hd.is_multiple_of(8) || hd > 512 {
+            return None;
+        }
+        // The largest power of two dividing hd / 8, within a subgroup (and 32).
+        let sgs = self.ctx.info.subgroup_size.clamp(1, 32) as usize;
+        let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
+        // About 64 slices, each a power of two of 32 to 1,024 keys.
+        let split_len = keys.div_ceil(64).next_power_of_two().clamp(32, 1024);
+        let shared = 4 * (g * hd + g * 1024 + 16);
+        if keys.div_ceil(split_len) > MAX_SPLITS
+            || shared > self.ctx.info.max_shared_memory as usize
+        {
+            return None;
+        }
+        Some(([hd as u32, g as u32, lpk as u32], split_len))
     }
 
     fn scale_buffer(&self, s: Option<&[f32]>) -> Option<u64> {
@@ -1491,7 +1574,7 @@ impl Backend for VulkanBackend {
         let head_norm = |n: Option<&VkWeight>| {
             n.is_none_or(|w| w.dims.iter().product::<u64>() as usize == head_dim)
         };
-        let fits = head_dim % 2 == 0
+        let fits = head_dim.is_multiple_of(2)
             && (2..=512).contains(&head_dim)
             && rope.n_rot <= head_dim
             && q.cols.is_multiple_of(head_dim)
@@ -1587,6 +1670,24 @@ impl Backend for VulkanBackend {
             }
         };
         if q.rows == 1 && (keys > SPLIT_KV || !self.cpu_attention) {
+            if let Some((spec, split_len)) = self.attn_dec_plan(p, keys) {
+                // The query heads of a KV head together (attn_dec.comp).
+                let nsplit = keys.div_ceil(split_len);
+                let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
+                let mut pc = push(Some(part.addr()));
+                pc = pc.replace_last_u32(split_len as u32);
+                let g = [p.n_head_kv as u32, 1, nsplit as u32];
+                self.run_spec("attn_dec", spec, g, pc);
+                let push = Push::new()
+                    .addr(part.addr())
+                    .addr(out.addr())
+                    .u32(p.n_head as u32)
+                    .u32(p.head_dim as u32)
+                    .u32(q.rows as u32)
+                    .u32(nsplit as u32);
+                self.run("attn_combine", 64, [p.n_head as u32, 1, 1], push);
+                return out;
+            }
             let nsplit = keys.div_ceil(split_len);
             let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
             let push = push(Some(part.addr()));
@@ -1599,6 +1700,10 @@ impl Backend for VulkanBackend {
                 .u32(q.rows as u32)
                 .u32(nsplit as u32);
             self.run("attn_combine", 64, [p.n_head as u32, 1, 1], push);
+        } else if let Some(name) = self.attn_cm_variant(q.rows, p.head_dim) {
+            // Prompts on cooperative matrices: 64 rows of a head a workgroup.
+            let g = [p.n_head as u32, q.rows.div_ceil(64) as u32, 1];
+            self.run(name, 128, g, push(None));
         } else {
             // 64 rows or more: four rows a workgroup (attention.comp's prompt path).
             let ry = if q.rows < 64 {

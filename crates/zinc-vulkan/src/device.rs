@@ -38,6 +38,8 @@ pub struct DeviceInfo {
     pub max_storage_buffer_range: u64,
     pub max_allocation: u64,
     pub max_push_constants: u32,
+    /// Shared memory one workgroup may declare (bytes).
+    pub max_shared_memory: u32,
     /// Nanoseconds per GPU timestamp tick.
     pub timestamp_period: f32,
 }
@@ -298,6 +300,7 @@ impl Instance {
                 max_storage_buffer_range: props.limits.max_storage_buffer_range as u64,
                 max_allocation: maint3.max_memory_allocation_size,
                 max_push_constants: props.limits.max_push_constants_size,
+                max_shared_memory: props.limits.max_compute_shared_memory_size,
                 timestamp_period: props.limits.timestamp_period,
             })
         }

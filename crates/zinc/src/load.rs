@@ -51,6 +51,19 @@ pub struct ModelArgs {
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
+    /// Vulkan cooperative-matrix tile, `SGMxBK` (kernel tuning): 1x32, 1x64, 2x32 or 2x64.
+    #[arg(long, hide = true, value_parser = parse_tile)]
+    pub vk_coopmat_tile: Option<(u32, u32)>,
+}
+
+fn parse_tile(s: &str) -> Result<(u32, u32), String> {
+    let (m, k) = s.split_once('x').ok_or("expected SGMxBK, e.g. 2x64")?;
+    let m: u32 = m.parse().map_err(|_| "SGM: 1 or 2")?;
+    let k: u32 = k.parse().map_err(|_| "BK: 32 or 64")?;
+    if !(1..=2).contains(&m) || !(k == 32 || k == 64) {
+        return Err("SGM is 1 or 2, BK 32 or 64".into());
+    }
+    Ok((m, k))
 }
 
 /// Backend options without a model (`zinc selftest`).
@@ -81,6 +94,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_coopmat: None,
         vk_prompt_threads_per_row: None,
         vk_cpu_attention: None,
+        vk_coopmat_tile: None,
     })
 }
 
@@ -135,6 +149,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         coopmat: args.vk_coopmat,
         prompt_threads_per_row: args.vk_prompt_threads_per_row,
         cpu_attention: args.vk_cpu_attention,
+        coopmat_tile: args.vk_coopmat_tile,
         profile: args.profile,
     };
     match args.backend.as_str() {

@@ -1,0 +1,167 @@
+#version 450
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+// attn_dec.comp — split-K attention for decode steps, pass 1, with the query heads that share a
+// KV head together: each slice of keys is read once for all of them, as 16-byte vectors by
+// neighbouring invocations. Same buffers, push constants and partials as attn_split.comp (pass 2
+// is attn_combine.comp).
+//
+// Specialization constants: 0 = HD, the head dimension; 1 = G, query heads per KV head
+//   (n_head / n_head_kv, ≤ 8); 2 = LPK, invocations per key in the score pass (a power of two
+//   ≤ the subgroup size, with HD / LPK a multiple of 8).
+// Workgroup: 128 invocations. Dispatch: (n_head_kv, nrows, nsplit) workgroups: x = KV head g
+//   (query heads g·G .. g·G + G − 1), y = row t, z = slice s of split_len keys (a power of two
+//   ≤ 1024: shared memory holds the slice's G × split_len scores).
+// Scores: LPK invocations share a key, each dotting HD / LPK dimensions with every query head,
+// summed by subgroup shuffles. Softmax of the slice per head (a subgroup per head): m = its
+// largest score, weights e^(s − m), l = their sum. Values: invocation d accumulates dimension d
+// (and d + 128) for all G heads. Partials [m, l, acc] per (row, head, slice).
+
+#include "common.glsl"
+
+layout(constant_id = 0) const uint HD = 128;
+layout(constant_id = 1) const uint G = 4;
+layout(constant_id = 2) const uint LPK = 16;
+layout(local_size_x = 128) in;
+
+layout(push_constant, std430) uniform PC {
+    Floats q;
+    Words kc;
+    Words vc;
+    Floats o;
+    Words pos;
+    Floats part;
+    uint n_head;
+    uint n_head_kv;
+    uint head_dim;
+    uint nrows;
+    float scale;
+    uint window;
+    uint kv_len_max;
+    uint split_len;
+} pc;
+
+const float NEG_BIG = -3.0e38; // the empty-slice sentinel; keeps exp() arguments finite
+const uint SL_MAX = 1024u;
+const uint DPL = HD / LPK; // dimensions per invocation in the score pass
+const uint KPP = 128u / LPK; // keys per pass
+
+shared float qs[G * HD];
+shared float ps[G * SL_MAX];
+shared float ml[2u * 8u];
+
+void main() {
+    uint g = gl_WorkGroupID.x;
+    uint t = gl_WorkGroupID.y;
+    uint sp = gl_WorkGroupID.z;
+    uint nsplit = gl_NumWorkGroups.z;
+    uint tid = gl_LocalInvocationID.x;
+    uint kv_dim = pc.n_head_kv * HD;
+    uint h0 = g * G;
+    uint qbase = (t * pc.n_head + h0) * HD; // the G heads are consecutive
+
+    for (uint i = tid; i < G * HD; i += 128u) {
+        qs[i] = pc.q.v[qbase + i];
+    }
+    uint p = pc.pos.v[t];
+    uint lo = (pc.window > 0u && p + 1u > pc.window) ? p + 1u - pc.window : 0u;
+    uint begin = lo + sp * pc.split_len;
+    uint end = min(p + 1u, lo + (sp + 1u) * pc.split_len); // keys [begin, end)
+    barrier();
+
+    // Scores.
+    Quads k4 = Quads(pc.kc);
+    uint part_lane = tid % LPK;
+    uint slot = tid / LPK;
+    for (uint j0 = begin; j0 < end; j0 += KPP) {
+        uint j = j0 + slot;
+        bool valid = j < end;
+        float s[8];
+        [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+            s[gi] = 0.0;
+        }
+        if (valid) {
+            // Dimensions part_lane·DPL .. + DPL of key j: DPL / 8 vectors of 8 halves.
+            uint v0 = (j * kv_dim + g * HD + part_lane * DPL) / 8u;
+            for (uint c = 0u; c < DPL / 8u; c++) {
+                uvec4 w = k4.v[v0 + c];
+                uint d0 = part_lane * DPL + 8u * c;
+                [[unroll]] for (uint e = 0u; e < 4u; e++) {
+                    vec2 kk = unpackHalf2x16(w[e]);
+                    [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+                        if (gi < G) {
+                            s[gi] += qs[gi * HD + d0 + 2u * e] * kk.x
+                                + qs[gi * HD + d0 + 2u * e + 1u] * kk.y;
+                        }
+                    }
+                }
+            }
+        }
+        [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+            if (gi < G) {
+                float v = s[gi];
+                for (uint st = LPK / 2u; st > 0u; st >>= 1) {
+                    v += subgroupShuffleXor(v, st);
+                }
+                if (valid && part_lane == 0u) {
+                    ps[gi * SL_MAX + (j - begin)] = pc.scale * v;
+                }
+            }
+        }
+    }
+    barrier();
+
+    // Softmax of the slice, a subgroup per head.
+    uint n = end > begin ? end - begin : 0u;
+    uint sg = tid / gl_SubgroupSize;
+    uint nsg = 128u / gl_SubgroupSize;
+    uint lane = gl_SubgroupInvocationID;
+    for (uint gi = sg; gi < G; gi += nsg) {
+        float m = NEG_BIG;
+        for (uint i = lane; i < n; i += gl_SubgroupSize) {
+            m = max(m, ps[gi * SL_MAX + i]);
+        }
+        m = subgroupMax(m);
+        float l = 0.0;
+        for (uint i = lane; i < n; i += gl_SubgroupSize) {
+            float w = exp(ps[gi * SL_MAX + i] - m);
+            ps[gi * SL_MAX + i] = w;
+            l += w;
+        }
+        l = subgroupAdd(l);
+        if (lane == 0u) {
+            ml[2u * gi] = m;
+            ml[2u * gi + 1u] = l;
+        }
+    }
+    barrier();
+
+    // Values: dimension d (and d + 128, …) of every head.
+    for (uint d = tid; d < HD; d += 128u) {
+        float acc[8];
+        [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+            acc[gi] = 0.0;
+        }
+        uint vw = (begin * kv_dim + g * HD + d) / 2u;
+        uint sel = d & 1u;
+        for (uint i = 0u; i < n; i++) {
+            float v = unpackHalf2x16(pc.vc.v[vw + i * (kv_dim / 2u)])[sel];
+            [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+                if (gi < G) {
+                    acc[gi] += ps[gi * SL_MAX + i] * v;
+                }
+            }
+        }
+        [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+            if (gi < G) {
+                uint out_base = ((t * pc.n_head + h0 + gi) * nsplit + sp) * (HD + 2u);
+                pc.part.v[out_base + 2u + d] = acc[gi];
+            }
+        }
+    }
+    if (tid < G) {
+        uint out_base = ((t * pc.n_head + h0 + tid) * nsplit + sp) * (HD + 2u);
+        pc.part.v[out_base] = n > 0u ? ml[2u * tid] : NEG_BIG;
+        pc.part.v[out_base + 1u] = n > 0u ? ml[2u * tid + 1u] : 0.0;
+    }
+}
