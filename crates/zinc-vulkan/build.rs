@@ -15,6 +15,7 @@ const PER_FORMAT: &[&str] = &[
     "moe_matvec",
     "matvecq",
     "matmul_cm",
+    "dequant_f16",
 ];
 /// Formats the integer-dot and cooperative-matrix kernels (`matvecq`, `matmul_cm`) have no
 /// variant for: their activations stay f32 (and their weights are not rounded to f16).
@@ -22,7 +23,9 @@ const PER_FORMAT: &[&str] = &[
 const PER_HEAD_DIM: &[&str] = &["attn_cm"];
 const HEAD_DIMS: &[u32] = &[32, 64, 128];
 const FLOAT_FORMATS: &[&str] = &["F32", "F16", "BF16"];
-const QUANT_ONLY: &[&str] = &["matvecq", "matmul_cm"];
+const QUANT_ONLY: &[&str] = &["matvecq", "matmul_cm", "dequant_f16"];
+/// Exceptions to QUANT_ONLY: (shader, float format) pairs that are compiled.
+const FLOAT_EXTRA: &[(&str, &str)] = &[("matmul_cm", "F16")];
 const FORMATS: &[&str] = &[
     "F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
     "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4",
@@ -100,7 +103,11 @@ fn main() {
         } else if PER_FORMAT.contains(&stem.as_str()) {
             FORMATS
                 .iter()
-                .filter(|f| !QUANT_ONLY.contains(&stem.as_str()) || !FLOAT_FORMATS.contains(f))
+                .filter(|f| {
+                    !QUANT_ONLY.contains(&stem.as_str())
+                        || !FLOAT_FORMATS.contains(f)
+                        || FLOAT_EXTRA.contains(&(stem.as_str(), **f))
+                })
                 .map(|f| {
                     let src = text.replacen(
                         "#version 450\n",

@@ -150,6 +150,10 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
         w.add_f32_tensor(&format!("norm.{n}"), GgmlType::F32, &[n as u64], &v)
             .map_err(e)?;
     }
+    // An F16 weight with rows a multiple of 32 (GPU prompt mat-muls take such rows whole).
+    let v = randn(&mut rng, 64 * MM_ROWS);
+    w.add_f32_tensor("mm.F16.64", GgmlType::F16, &[64, MM_ROWS as u64], &v)
+        .map_err(e)?;
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let path = std::env::temp_dir().join(format!(
         "zinc-conformance-{}-{}.gguf",
@@ -296,6 +300,20 @@ pub fn run<B: Backend>(
                 })
                 .collect();
             out.push(judge(case, &y, &r, |i| 1e-6 * r[i].abs().max(1.0)));
+        }
+    }
+    for ntok in [1usize, 37] {
+        let case = format!("matmul F16 rows={MM_ROWS} cols=64 tokens={ntok}");
+        if want(&case) {
+            let wv = dequant(m, "mm.F16.64");
+            let w = weight("mm.F16.64")?;
+            let x = randn(&mut rng, ntok * 64);
+            let y = b.read(&b.matmul(&w, &b.tensor_from(&x, ntok, 64)));
+            let r = matmul_ref(&wv, MM_ROWS, 64, &dot_input(GgmlType::F16, &x), ntok);
+            out.push(judge(case, &y, &r, |i| {
+                let (t, row) = (i / MM_ROWS, i % MM_ROWS);
+                tol.matmul * norm(&wv[row * 64..(row + 1) * 64]) * norm(&x[t * 64..(t + 1) * 64])
+            }));
         }
     }
     // Residual mat-vecs: acc += W·x, decode-sized and prompt-sized.

@@ -52,8 +52,10 @@ shared float Ss[4u * 16u * KB];       // per subgroup: 16 rows × KB scores (als
 shared float16_t Ph[4u * 16u * LDP];  // per subgroup: P, high f16 part
 shared float16_t Pl[4u * 16u * LDP];  // and the rest
 shared float Lr[4u * 16u];            // per subgroup: each row's sum of weights
-shared uint range_lo;
-shared uint range_hi;
+// The union of the rows' key ranges: [0] lowest, [1] highest + 1 (four words, so every array
+// stays 16-byte aligned whatever order the compiler lays them out in: cooperative-matrix loads
+// need it).
+shared uint range[4];
 
 #define CM_A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
 #define CM_B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
@@ -89,19 +91,19 @@ void main() {
 
     // The union of the workgroup's key ranges.
     if (tid == 0u) {
-        range_lo = 0xFFFFFFFFu;
-        range_hi = 0u;
+        range[0] = 0xFFFFFFFFu;
+        range[1] = 0u;
     }
     barrier();
     if (tid < 64u && r0 + tid < pc.nrows) {
         uint p = pc.pos.v[r0 + tid];
         uint lo = pc.window > 0u ? (p + 1u > pc.window ? p + 1u - pc.window : 0u) : 0u;
-        atomicMin(range_lo, lo);
-        atomicMax(range_hi, p + 1u);
+        atomicMin(range[0], lo);
+        atomicMax(range[1], p + 1u);
     }
     barrier();
-    uint k_lo = (range_lo / KB) * KB;
-    uint k_hi = range_hi;
+    uint k_lo = (range[0] / KB) * KB;
+    uint k_hi = range[1];
 
     // This lane's row (two lanes a row, each half of a key block).
     uint my_row = lane / 2u;
@@ -202,7 +204,7 @@ void main() {
                     uint p = kb0 + j;
                     float w = 0.0;
                     if (live && p >= my_lo && p <= my_pos) {
-                        w = exp(Ss[sbase + my_row * KB + j] * pc.scale - m);
+                        w = exp(min(Ss[sbase + my_row * KB + j] * pc.scale - m, 0.0));
                     }
                     bs += w;
                     float16_t wh = float16_t(w);

@@ -5,7 +5,8 @@
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 // matmul_cm.comp — Y = W·X for prompts with cooperative matrices (VK_KHR_cooperative_matrix,
-// 16×16×16 f16 inputs, f32 accumulators), per format.
+// 16×16×16 f16 inputs, f32 accumulators), per format (F16 rows are read as they are: the
+// host uses that variant for F16 weights and for quantized ones first dequantized to f16 rows).
 //
 // Buffers (device addresses in the push constants):
 //   w : Words  — the weight, nrows rows of row_bytes bytes each (GGML blocks of TYPE_<FMT>)
@@ -93,6 +94,14 @@ void main() {
             uint wr = r0 + lr;
             uint c = k0 + lk;
             uvec4 p0 = uvec4(0u), p1 = uvec4(0u);
+#if defined(TYPE_F16)
+            // f16 rows (a weight stored so, or one dequantized by dequant_f16.comp): read as is.
+            if (wr < pc.nrows) {
+                uint at = (wr * pc.row_bytes + 2u * c) / 16u;
+                p0 = Quads(pc.w).v[at];
+                p1 = Quads(pc.w).v[at + 1u];
+            }
+#else
             if (wr < pc.nrows) {
                 float v[16];
                 dequant16(pc.w, wr * pc.row_bytes + (c / BLOCK_ELEMS) * BLOCK_BYTES, c % BLOCK_ELEMS, v);
@@ -101,6 +110,7 @@ void main() {
                 p1 = uvec4(packHalf2x16(vec2(v[8], v[9])), packHalf2x16(vec2(v[10], v[11])),
                            packHalf2x16(vec2(v[12], v[13])), packHalf2x16(vec2(v[14], v[15])));
             }
+#endif
             Ws[lr * LD + lk / 8u] = p0;
             Ws[lr * LD + lk / 8u + 1u] = p1;
         }

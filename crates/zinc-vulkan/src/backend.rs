@@ -40,6 +40,10 @@ pub struct VulkanOptions {
     /// Prompts multiply on cooperative matrices (`matmul_cm.comp`). `None`: wherever the device
     /// has them (16×16×16 f16, subgroups of 32); `Some(false)` keeps the integer-dot kernel.
     pub coopmat: Option<bool>,
+    /// Prompts dequantize a quantized weight to f16 rows first and multiply those
+    /// (`dequant_f16.comp`, then `matmul_cm_F16`) instead of dequantizing inside the mat-mul.
+    /// `None`: off.
+    pub prompt_f16: Option<bool>,
     /// The cooperative-matrix mat-mul's tile as (subgroups along weight rows, columns a step):
     /// `matmul_cm.comp`'s SGM and BK. `None`: (2, 64) where the device has the shared memory
     /// for it (128 tokens × 128 rows, 44 KiB), else (1, 32).
@@ -591,6 +595,8 @@ pub struct VulkanBackend {
     coopmat: bool,
     /// `matmul_cm.comp`'s specialization: [workgroup size, SGM, BK].
     cm_spec: [u32; 3],
+    /// See [`VulkanOptions::prompt_f16`].
+    prompt_f16: bool,
     /// See [`VulkanOptions::cpu_attention`].
     cpu_attention: bool,
     qcache: Mutex<Option<QuantCache>>,
@@ -693,7 +699,7 @@ impl VulkanBackend {
         let q_threads_per_row = opts
             .threads_per_row
             .filter(|t| t.is_power_of_two() && *t <= 64)
-            .unwrap_or(if on_cpu { 1 } else { 32 });
+            .unwrap_or(if on_cpu { 1 } else { 16 });
         // The integer-dot mat-vec reduces rows with subgroup shuffles.
         let p_threads_per_row = opts
             .prompt_threads_per_row
@@ -725,6 +731,7 @@ impl VulkanBackend {
             cpu_attention,
             coopmat,
             cm_spec,
+            prompt_f16: opts.prompt_f16.unwrap_or(false),
             qcache: Mutex::new(None),
             last_mode: Default::default(),
             gelu_table,
@@ -988,7 +995,11 @@ impl VulkanBackend {
         let (rows, cols) = (w.rows(), w.cols());
         let out = self.new_tensor(x.rows, rows);
         let float_weight = matches!(w.ty, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
-        let cooperative = self.coopmat && x.rows > 4 && !float_weight;
+        // Cooperative matrices take quantized weights and F16 ones, rows a multiple of 32.
+        let cooperative = self.coopmat
+            && x.rows > 4
+            && (!float_weight || w.ty == GgmlType::F16)
+            && cols.is_multiple_of(32);
         if !cooperative && self.int_dot && self.matvecq(w, x, out.addr(), false) {
             return out;
         }
@@ -1004,6 +1015,35 @@ impl VulkanBackend {
             .u32(w.row_bytes as u32)
             .u32(x.rows as u32);
         if cooperative {
+            // Optionally the weight as f16 rows first (a pool buffer, back to the pool once the
+            // mat-mul that reads it is recorded: later commands wait for it).
+            let mut wty = w.ty;
+            let mut push = push;
+            let _rows_f16 = (self.prompt_f16 && !float_weight).then(|| {
+                let h = self.new_tensor(rows, cols / 2);
+                let p = Push::new()
+                    .addr(w.buf.address)
+                    .addr(h.addr())
+                    .u32(cols as u32)
+                    .u32(rows as u32)
+                    .u32(w.row_bytes as u32);
+                self.run(
+                    variant("dequant_f16", w.ty),
+                    256,
+                    fold((rows * cols / 16).div_ceil(256)),
+                    p,
+                );
+                wty = GgmlType::F16;
+                push = Push::new()
+                    .addr(h.addr())
+                    .addr(x.addr())
+                    .addr(out.addr())
+                    .u32(cols as u32)
+                    .u32(rows as u32)
+                    .u32(2 * cols as u32)
+                    .u32(x.rows as u32);
+                h
+            });
             // A workgroup: 128 tokens × 64·SGM rows.
             let tiles = rows.div_ceil(64 * self.cm_spec[1] as usize);
             let g = [
@@ -1016,7 +1056,7 @@ impl VulkanBackend {
             if !cols.is_multiple_of(spec[2] as usize) {
                 spec[2] = 32;
             }
-            self.run_spec(variant("matmul_cm", w.ty), spec, g, push);
+            self.run_spec(variant("matmul_cm", wty), spec, g, push);
             return out;
         }
         if x.rows <= 4 {

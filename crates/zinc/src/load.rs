@@ -51,6 +51,10 @@ pub struct ModelArgs {
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
+    /// Vulkan prompts: quantized weights dequantized to f16 rows before the mat-mul (kernel
+    /// comparisons).
+    #[arg(long, hide = true)]
+    pub vk_prompt_f16: Option<bool>,
     /// Vulkan cooperative-matrix tile, `SGMxBK` (kernel tuning): 1x32, 1x64, 2x32 or 2x64.
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_coopmat_tile: Option<(u32, u32)>,
@@ -78,6 +82,12 @@ pub struct ModelArgsLite {
     /// Run Vulkan with the Khronos validation layer.
     #[arg(long)]
     pub vulkan_validation: bool,
+    /// Vulkan prompts: weights dequantized to f16 rows first (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_prompt_f16: Option<bool>,
+    /// Vulkan cooperative-matrix tile, `SGMxBK` (kernel checks).
+    #[arg(long, hide = true, value_parser = parse_tile)]
+    pub vk_coopmat_tile: Option<(u32, u32)>,
 }
 
 /// `choose` for commands without a model.
@@ -94,7 +104,8 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_coopmat: None,
         vk_prompt_threads_per_row: None,
         vk_cpu_attention: None,
-        vk_coopmat_tile: None,
+        vk_coopmat_tile: a.vk_coopmat_tile,
+        vk_prompt_f16: a.vk_prompt_f16,
     })
 }
 
@@ -150,6 +161,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         prompt_threads_per_row: args.vk_prompt_threads_per_row,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
+        prompt_f16: args.vk_prompt_f16,
         profile: args.profile,
     };
     match args.backend.as_str() {
