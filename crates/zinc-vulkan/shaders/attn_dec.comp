@@ -144,8 +144,24 @@ void main() {
         }
         uint vw = (begin * kv_dim + g * HD + d) / 2u;
         uint sel = d & 1u;
-        for (uint i = 0u; i < n; i++) {
-            float v = unpackHalf2x16(pc.vc.v[vw + i * (kv_dim / 2u)])[sel];
+        uint stride = kv_dim / 2u;
+        uint i = 0u;
+        // Four keys at a time: their loads are in flight together.
+        for (; i + 4u <= n; i += 4u) {
+            float v[4];
+            [[unroll]] for (uint u = 0u; u < 4u; u++) {
+                v[u] = unpackHalf2x16(pc.vc.v[vw + (i + u) * stride])[sel];
+            }
+            [[unroll]] for (uint u = 0u; u < 4u; u++) {
+                [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+                    if (gi < G) {
+                        acc[gi] += ps[gi * SL_MAX + i + u] * v[u];
+                    }
+                }
+            }
+        }
+        for (; i < n; i++) {
+            float v = unpackHalf2x16(pc.vc.v[vw + i * stride])[sel];
             [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
                 if (gi < G) {
                     acc[gi] += ps[gi * SL_MAX + i] * v;

@@ -64,6 +64,70 @@ shared float Cs[NSG * 256u]; // a 16×16 staging tile per subgroup
 #define CM_B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
 #define CM_C coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 
+const uint CPR = BK / 16u;        // 16-column weight chunks per tile row
+const uint NWC = BK / 32u;        // weight chunks per invocation per step (BM·CPR / WG)
+const uint NXC = BK / (8u * SGM); // 8-column activation chunks per invocation (BN·BK/8 / WG)
+
+// Step k0's tiles into registers. Weights: chunk ch = 16 consecutive columns of one row (they
+// share their block's scales), neighbouring invocations on neighbouring chunks; F16 rows (an F16
+// weight, or one dequantized by dequant_f16.comp) are read as they are, other formats
+// dequantized (dequant16). Activations: 8 consecutive columns of one token (ncols is a multiple
+// of 32, so rows start 16-byte aligned).
+void fetch(uint k0, uint t0, uint r0, uint tid, out uvec4 wst[4], out vec4 xst[16]) {
+    [[unroll]] for (uint n = 0u; n < NWC; n++) {
+        uint ch = tid + n * WG;
+        uint wr = r0 + ch / CPR;
+        uint c = k0 + (ch % CPR) * 16u;
+        wst[2u * n] = uvec4(0u);
+        wst[2u * n + 1u] = uvec4(0u);
+        if (wr < pc.nrows) {
+#if defined(TYPE_F16)
+            uint at = (wr * pc.row_bytes + 2u * c) / 16u;
+            wst[2u * n] = Quads(pc.w).v[at];
+            wst[2u * n + 1u] = Quads(pc.w).v[at + 1u];
+#else
+            float v[16];
+            dequant16(pc.w, wr * pc.row_bytes + (c / BLOCK_ELEMS) * BLOCK_BYTES, c % BLOCK_ELEMS, v);
+            wst[2u * n] = uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])),
+                                packHalf2x16(vec2(v[4], v[5])), packHalf2x16(vec2(v[6], v[7])));
+            wst[2u * n + 1u] = uvec4(packHalf2x16(vec2(v[8], v[9])), packHalf2x16(vec2(v[10], v[11])),
+                                     packHalf2x16(vec2(v[12], v[13])), packHalf2x16(vec2(v[14], v[15])));
+#endif
+        }
+    }
+    Floats4 x4 = Floats4(pc.x);
+    [[unroll]] for (uint n = 0u; n < NXC; n++) {
+        uint i = tid + n * WG;
+        uint tt = i / (BK / 8u);
+        uint kk = (i % (BK / 8u)) * 8u;
+        xst[2u * n] = vec4(0.0);
+        xst[2u * n + 1u] = vec4(0.0);
+        if (t0 + tt < pc.ntok) {
+            uint at = ((t0 + tt) * pc.ncols + k0 + kk) / 4u;
+            xst[2u * n] = x4.v[at];
+            xst[2u * n + 1u] = x4.v[at + 1u];
+        }
+    }
+}
+
+// The fetched tiles into shared memory as f16, 8 halves a store.
+void commit(uint tid, uvec4 wst[4], vec4 xst[16]) {
+    [[unroll]] for (uint n = 0u; n < NWC; n++) {
+        uint ch = tid + n * WG;
+        uint at = (ch / CPR) * LD + (ch % CPR) * 2u;
+        Ws[at] = wst[2u * n];
+        Ws[at + 1u] = wst[2u * n + 1u];
+    }
+    [[unroll]] for (uint n = 0u; n < NXC; n++) {
+        uint i = tid + n * WG;
+        uint tt = i / (BK / 8u);
+        uint kk = (i % (BK / 8u)) * 8u;
+        vec4 a = xst[2u * n], b = xst[2u * n + 1u];
+        Xs[tt * LD + kk / 8u] = uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw),
+                                      packHalf2x16(b.xy), packHalf2x16(b.zw));
+    }
+}
+
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint t0 = gl_WorkGroupID.x * BN;
@@ -83,52 +147,17 @@ void main() {
         }
     }
 
-    Floats4 x4 = Floats4(pc.x);
-    const uint CPR = BK / 16u; // 16-column chunks per tile row
+    // Each step's tiles go global → registers (fetch) → shared memory (commit): the next step's
+    // fetch is issued before this step's multiplications, so its loads are in flight meanwhile.
+    uvec4 wst[4]; // NWC weight chunks of 16 halves
+    vec4 xst[16]; // NXC activation chunks of 8 floats
+    fetch(0u, t0, r0, tid, wst, xst);
     for (uint k0 = 0u; k0 < pc.ncols; k0 += BK) {
-        // Weights: chunk ch = 16 consecutive columns of one row (they share their block's
-        // scales); neighbouring invocations take neighbouring chunks.
-        for (uint ch = tid; ch < BM * CPR; ch += WG) {
-            uint lr = ch / CPR;
-            uint lk = (ch % CPR) * 16u;
-            uint wr = r0 + lr;
-            uint c = k0 + lk;
-            uvec4 p0 = uvec4(0u), p1 = uvec4(0u);
-#if defined(TYPE_F16)
-            // f16 rows (a weight stored so, or one dequantized by dequant_f16.comp): read as is.
-            if (wr < pc.nrows) {
-                uint at = (wr * pc.row_bytes + 2u * c) / 16u;
-                p0 = Quads(pc.w).v[at];
-                p1 = Quads(pc.w).v[at + 1u];
-            }
-#else
-            if (wr < pc.nrows) {
-                float v[16];
-                dequant16(pc.w, wr * pc.row_bytes + (c / BLOCK_ELEMS) * BLOCK_BYTES, c % BLOCK_ELEMS, v);
-                p0 = uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])),
-                           packHalf2x16(vec2(v[4], v[5])), packHalf2x16(vec2(v[6], v[7])));
-                p1 = uvec4(packHalf2x16(vec2(v[8], v[9])), packHalf2x16(vec2(v[10], v[11])),
-                           packHalf2x16(vec2(v[12], v[13])), packHalf2x16(vec2(v[14], v[15])));
-            }
-#endif
-            Ws[lr * LD + lk / 8u] = p0;
-            Ws[lr * LD + lk / 8u + 1u] = p1;
-        }
-        // Activations: 8 consecutive columns of one token per invocation and round (ncols is a
-        // multiple of 32, so rows start 16-byte aligned); a subgroup covers consecutive columns.
-        for (uint i = tid; i < BN * BK / 8u; i += WG) {
-            uint tt = i / (BK / 8u);
-            uint kk = (i % (BK / 8u)) * 8u;
-            vec4 a = vec4(0.0), b = vec4(0.0);
-            if (t0 + tt < pc.ntok) {
-                uint at = ((t0 + tt) * pc.ncols + k0 + kk) / 4u;
-                a = x4.v[at];
-                b = x4.v[at + 1u];
-            }
-            Xs[tt * LD + kk / 8u] = uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw),
-                                          packHalf2x16(b.xy), packHalf2x16(b.zw));
-        }
+        commit(tid, wst, xst);
         barrier();
+        if (k0 + BK < pc.ncols) {
+            fetch(k0 + BK, t0, r0, tid, wst, xst);
+        }
         [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
             CM_A a[2];
             CM_B b[4];

@@ -42,7 +42,7 @@ pub struct VulkanOptions {
     pub coopmat: Option<bool>,
     /// Prompts dequantize a quantized weight to f16 rows first and multiply those
     /// (`dequant_f16.comp`, then `matmul_cm_F16`) instead of dequantizing inside the mat-mul.
-    /// `None`: off.
+    /// `None`: on (H200, Qwen3-8B prompt 512: 4,913 → 5,721 tok/s).
     pub prompt_f16: Option<bool>,
     /// The cooperative-matrix mat-mul's tile as (subgroups along weight rows, columns a step):
     /// `matmul_cm.comp`'s SGM and BK. `None`: (2, 64) where the device has the shared memory
@@ -731,7 +731,7 @@ impl VulkanBackend {
             cpu_attention,
             coopmat,
             cm_spec,
-            prompt_f16: opts.prompt_f16.unwrap_or(false),
+            prompt_f16: opts.prompt_f16.unwrap_or(true),
             qcache: Mutex::new(None),
             last_mode: Default::default(),
             gelu_table,
