@@ -34,6 +34,9 @@ pub struct VulkanOptions {
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
     pub prompt_threads_per_row: Option<u32>,
+    /// Units each lane of the integer-dot mat-vec takes at a time on decode steps (1, 2 or 4).
+    /// `None`: 1 on CPU devices, 2 on GPUs.
+    pub units_per_lane: Option<u32>,
     /// Integer dot products for quantized mat-vecs (`matvecq.comp`). `None`: wherever the device
     /// has shaderIntegerDotProduct; `Some(false)` keeps the float mat-vec (tests run both).
     pub int_dot: Option<bool>,
@@ -587,6 +590,9 @@ pub struct VulkanBackend {
     /// Threads per row of the integer-dot kernel on prompts (H200, Qwen3-8B prompt 512:
     /// 32 → 189, 16 → 349, 8 → 582, 4 → 881, 2 → 1082 tok/s).
     p_threads_per_row: u32,
+    /// Units (dotq.glsl) each lane of the integer-dot mat-vec takes at a time on decode steps,
+    /// their loads in flight together.
+    units_per_lane: u32,
     /// Quantized mat-vecs take the integer-dot path (see [`VulkanOptions::int_dot`]).
     int_dot: bool,
     /// Mat-vec row reductions may use subgroup shuffles.
@@ -722,7 +728,12 @@ impl VulkanBackend {
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let rec = Recorder::new(&ctx, opts.profile)?;
+        let units_per_lane = opts
+            .units_per_lane
+            .filter(|u| [1, 2, 4].contains(u))
+            .unwrap_or(if on_cpu { 1 } else { 2 });
         let b = VulkanBackend {
+            units_per_lane,
             threads_per_row,
             q_threads_per_row,
             p_threads_per_row,
@@ -822,6 +833,7 @@ impl VulkanBackend {
 
     /// Records `shader` with both specialization constants over `groups`.
     fn run_spec(&self, shader: &'static str, spec: [u32; 3], groups: [u32; 3], push: Push) {
+        let spec = [spec[0], spec[1], spec[2], 0];
         self.run_ordered(shader, spec, groups, push, None, false);
     }
 
@@ -830,7 +842,7 @@ impl VulkanBackend {
     fn run_ordered(
         &self,
         shader: &'static str,
-        spec: [u32; 3],
+        spec: [u32; 4],
         groups: [u32; 3],
         push: Push,
         writes: Option<u64>,
@@ -1095,10 +1107,10 @@ impl VulkanBackend {
             .u32(x.rows as u32)
             .u32(accumulate as u32);
         // Decode steps: a token per invocation; prompts: NT tokens share each weight read.
-        let (nt, tpr): (u32, u32) = if x.rows <= 4 {
-            (1, self.q_threads_per_row)
+        let (nt, tpr, un): (u32, u32, u32) = if x.rows <= 4 {
+            (1, self.q_threads_per_row, self.units_per_lane)
         } else {
-            (8, self.p_threads_per_row)
+            (8, self.p_threads_per_row, 1)
         };
         let wg = 128.max(tpr);
         let groups = rows.div_ceil((wg / tpr) as usize);
@@ -1110,7 +1122,7 @@ impl VulkanBackend {
         let writes = (!accumulate).then_some(y);
         self.run_ordered(
             variant("matvecq", w.ty),
-            [wg, tpr, nt],
+            [wg, tpr, nt, un],
             g,
             push,
             writes,

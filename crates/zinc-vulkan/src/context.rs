@@ -26,7 +26,7 @@ pub struct Context {
     pub queue_family: u32,
     mem_props: vk::PhysicalDeviceMemoryProperties,
     pipeline_layout: vk::PipelineLayout,
-    pipelines: Mutex<HashMap<(&'static str, [u32; 3]), vk::Pipeline>>,
+    pipelines: Mutex<HashMap<(&'static str, [u32; 4]), vk::Pipeline>>,
     // Dropped last: the device must go before the instance.
     _instance: Instance,
 }
@@ -241,12 +241,12 @@ impl Context {
         }
     }
 
-    /// The pipeline of shader `name` with specialization constants 0 (the workgroup size), 1 and 2
-    /// (shape parameters some shaders declare; ignored by the others), created on first use.
+    /// The pipeline of shader `name` with specialization constants 0 (the workgroup size), 1, 2
+    /// and 3 (shape parameters some shaders declare; ignored by the others), created on first use.
     pub fn pipeline(
         &self,
         name: &'static str,
-        spec: [u32; 3],
+        spec: [u32; 4],
     ) -> Result<vk::Pipeline, VulkanError> {
         let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(&p) = cache.get(&(name, spec)) {
@@ -277,6 +277,10 @@ impl Context {
                 vk::SpecializationMapEntry::default()
                     .constant_id(2)
                     .offset(8)
+                    .size(4),
+                vk::SpecializationMapEntry::default()
+                    .constant_id(3)
+                    .offset(12)
                     .size(4),
             ];
             let data: Vec<u8> = spec.iter().flat_map(|v| v.to_le_bytes()).collect();

@@ -55,6 +55,9 @@ pub struct ModelArgs {
     /// comparisons).
     #[arg(long, hide = true)]
     pub vk_prompt_f16: Option<bool>,
+    /// Vulkan decode mat-vec: units each lane takes at a time (kernel tuning: 1, 2, 4).
+    #[arg(long, hide = true)]
+    pub vk_units_per_lane: Option<u32>,
     /// Vulkan cooperative-matrix tile, `SGMxBK` (kernel tuning): 1x32, 1x64, 2x32 or 2x64.
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_coopmat_tile: Option<(u32, u32)>,
@@ -106,6 +109,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_cpu_attention: None,
         vk_coopmat_tile: a.vk_coopmat_tile,
         vk_prompt_f16: a.vk_prompt_f16,
+        vk_units_per_lane: None,
     })
 }
 
@@ -162,6 +166,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
         prompt_f16: args.vk_prompt_f16,
+        units_per_lane: args.vk_units_per_lane,
         profile: args.profile,
     };
     match args.backend.as_str() {
