@@ -150,6 +150,13 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
         w.add_f32_tensor(&format!("norm.{n}"), GgmlType::F32, &[n as u64], &v)
             .map_err(e)?;
     }
+    // Projections of a 1,024-wide attention output (8 heads of 128).
+    for ty in [GgmlType::Q4_K, GgmlType::Q8_0] {
+        let v = randn(&mut rng, 1024 * MM_ROWS);
+        let name = format!("mm.{}.1024", ty.name());
+        w.add_f32_tensor(&name, ty, &[1024, MM_ROWS as u64], &v)
+            .map_err(e)?;
+    }
     // An F16 weight with rows a multiple of 32 (GPU prompt mat-muls take such rows whole).
     let v = randn(&mut rng, 64 * MM_ROWS);
     w.add_f32_tensor("mm.F16.64", GgmlType::F16, &[64, MM_ROWS as u64], &v)
@@ -667,7 +674,29 @@ pub fn run<B: Backend>(
             }
         }
         let vmax = vh.iter().fold(0.0f64, |m, &x| m.max(x.abs() as f64));
-        out.push(judge(case, &y, &r, |_| tol.attention * vmax));
+        out.push(judge(case.clone(), &y, &r, |_| tol.attention * vmax));
+        // A decode step's output projected right away (the attention may quantize it for the
+        // projection as it writes it): the same as projecting the output read back.
+        if rows == 1 && n_head * head_dim == 1024 {
+            for ty in ["Q4_K", "Q8_0"] {
+                let wo = weight(&format!("mm.{ty}.1024"))?;
+                let _ = b.read(&b.matmul(&wo, &b.tensor_from(&y, 1, 1024))); // sets the mode
+                let a = b.attention(
+                    &b.tensor_from(&q, rows, n_head * head_dim),
+                    &cache,
+                    layer,
+                    &positions[first..],
+                    &p,
+                );
+                let direct = b.read(&b.matmul(&wo, &a));
+                let again: Vec<f64> = b
+                    .read(&b.matmul(&wo, &b.tensor_from(&b.read(&a), 1, 1024)))
+                    .iter()
+                    .map(|&v| v as f64)
+                    .collect();
+                out.push(judge(format!("{case} then {ty}"), &direct, &again, |_| 0.0));
+            }
+        }
     }
 
     // Attention's inputs in one step (q/k norms, RoPE, K/V store): exactly the ops one after

@@ -1,0 +1,81 @@
+#version 450
+// attn_combine_q.comp — attn_combine.comp's merge of split-K partials (the same arithmetic) for
+// HPB consecutive heads a workgroup, whose outputs together are whole quantization blocks: the
+// merged rows are also quantized for the out-projection's integer-dot mat-vec (quant8.glsl), in
+// the same dispatch.
+//
+// Buffers (device addresses in the push constants):
+//   part : Floats — partials as attn_combine.comp reads them
+//   o    : Floats — nrows × (n_head·head_dim) outputs
+//   q, s         — o quantized (quant8.glsl's layout, over the flattened rows)
+// Push constants (std430, in order): Floats part; Floats o; Words q; Floats s; uint n_head;
+//   uint head_dim; uint nrows; uint nsplit; uint hpb (≤ 8, dividing n_head; hpb·head_dim a
+//   multiple of the block: 32 for mode 1, 256 for mode 2); uint mode.
+// Workgroup: 64 invocations, fixed; each takes 4 consecutive outputs of a 256-output span.
+// Dispatch: (n_head / hpb, nrows, 1) workgroups.
+
+#include "common.glsl"
+
+const uint WG = 64u;
+layout(local_size_x = 64) in;
+
+layout(push_constant, std430) uniform PC {
+    Floats part;
+    Floats o;
+    Words q;
+    Floats s;
+    uint n_head;
+    uint head_dim;
+    uint nrows;
+    uint nsplit;
+    uint hpb;
+    uint mode;
+} pc;
+
+#include "quant8.glsl"
+
+shared float mls[16]; // per head of the group: the largest m, 1 / L
+
+void main() {
+    uint h0 = gl_WorkGroupID.x * pc.hpb;
+    uint t = gl_WorkGroupID.y;
+    uint tid = gl_LocalInvocationID.x;
+    uint hd = pc.head_dim;
+    uint stride = hd + 2u;
+    if (tid < pc.hpb) {
+        uint base = (t * pc.n_head + h0 + tid) * pc.nsplit * stride;
+        float mx = -3.0e38;
+        for (uint s = 0u; s < pc.nsplit; s++) {
+            mx = max(mx, pc.part.v[base + s * stride]);
+        }
+        float lsum = 0.0;
+        for (uint s = 0u; s < pc.nsplit; s++) {
+            lsum += pc.part.v[base + s * stride + 1u] * exp(pc.part.v[base + s * stride] - mx);
+        }
+        mls[2u * tid] = mx;
+        mls[2u * tid + 1u] = (lsum > 0.0) ? 1.0 / lsum : 0.0;
+    }
+    barrier();
+    uint span = pc.hpb * hd;
+    uint ooff = (t * pc.n_head + h0) * hd;
+    for (uint j0 = 0u; j0 < span; j0 += 256u) {
+        uint e = j0 + 4u * tid;
+        bool live = e < span; // span is a multiple of 32: a word is wholly in or out
+        vec4 v = vec4(0.0);
+        if (live) {
+            for (uint k = 0u; k < 4u; k++) {
+                uint hh = (e + k) / hd;
+                uint d = (e + k) % hd;
+                uint base = (t * pc.n_head + h0 + hh) * pc.nsplit * stride;
+                float mx = mls[2u * hh];
+                float a = 0.0;
+                for (uint s = 0u; s < pc.nsplit; s++) {
+                    a += pc.part.v[base + s * stride + 2u + d] * exp(pc.part.v[base + s * stride] - mx);
+                }
+                v[k] = a * mls[2u * hh + 1u];
+                pc.o.v[ooff + e + k] = v[k];
+            }
+        }
+        quant_word(tid, v, ooff + e, live, pc.mode, pc.q, pc.s);
+    }
+}
