@@ -7,8 +7,9 @@
 // Buffers (device addresses in the push constants):
 //   x : Floats — n activations (rows of a multiple of the block size), row-major f32
 //   o : Floats — n outputs, the rounded activations
-// Push constants (std430, in order): Floats x; Floats o; uint n; uint mode — n counts blocks
-//   (modes 1, 2) or elements (modes 3, 4).
+// Push constants (std430, in order): Floats x; Floats o; uint n; uint mode; uint half_out — n
+//   counts blocks (modes 1, 2) or elements (modes 3, 4; even for half_out); half_out = 1 writes o as
+//   f16 (two to a word, as packHalf2x16 rounds: what the cooperative-matrix mat-mul multiplies).
 // Modes (crates/zinc-backend/src/cpu/dot.rs, quantize_act):
 //   1 Q8_0 / Q8_1: blocks of 32; d = amax/127 rounded to f16, q = roundEven(x·127/amax); o = d·q
 //   2 Q8_K: blocks of 256; m = the value of largest |x| (first one), iscale = −127/m,
@@ -16,7 +17,7 @@
 //   3 F16: o = x rounded to f16        4 BF16: o = x rounded to bf16 (nearest even)
 // Specialization constant 0: WG, the workgroup size (default 64, a power of two).
 // Dispatch, 1-D and z-folded (wg_linear()): one workgroup per block (modes 1, 2: its threads
-//   find the block's largest magnitude together, then round a share each), or one per WG
+//   find the block's largest magnitude together, then round pairs each), or one per 2·WG
 //   elements (modes 3, 4).
 
 #include "common.glsl"
@@ -29,7 +30,18 @@ layout(push_constant, std430) uniform PC {
     Floats o;
     uint n;
     uint mode;
+    uint half_out;
 } pc;
+
+// The rounded values of elements i and i + 1 into o (f32, or one f16 word).
+void put2(uint i, float a, float b) {
+    if (pc.half_out == 1u) {
+        Words(pc.o).v[i / 2u] = packHalf2x16(vec2(a, b));
+    } else {
+        pc.o.v[i] = a;
+        pc.o.v[i + 1u] = b;
+    }
+}
 
 shared float s_abs[WG];
 shared uint s_idx[WG];
@@ -51,8 +63,16 @@ void main() {
     uint g = wg_linear();
     uint tid = gl_LocalInvocationID.x;
     if (pc.mode >= 3u) {
-        uint i = g * WG + tid;
-        if (i < pc.n) {
+        uint i = 2u * (g * WG + tid);
+        if (i + 1u < pc.n) {
+            float a = pc.x.v[i], b = pc.x.v[i + 1u];
+            if (pc.mode == 3u) {
+                put2(i, round_f16(a), round_f16(b));
+            } else {
+                put2(i, round_bf16(a), round_bf16(b));
+            }
+        } else if (i < pc.n) {
+            // An odd count's last element (f32 output only: f16 pairs need an even count).
             pc.o.v[i] = pc.mode == 3u ? round_f16(pc.x.v[i]) : round_bf16(pc.x.v[i]);
         }
         return;
@@ -90,21 +110,23 @@ void main() {
     if (pc.mode == 1u) {
         float id = amax != 0.0 ? 127.0 / amax : 0.0;
         float d = round_f16(amax / 127.0);
-        for (uint i = tid; i < bs; i += WG) {
-            pc.o.v[base + i] = d * roundEven(pc.x.v[base + i] * id);
+        for (uint i = 2u * tid; i < bs; i += 2u * WG) {
+            put2(base + i, d * roundEven(pc.x.v[base + i] * id),
+                 d * roundEven(pc.x.v[base + i + 1u] * id));
         }
         return;
     }
     float m = pc.x.v[base + s_idx[0]];
     if (amax == 0.0) {
-        for (uint i = tid; i < bs; i += WG) {
-            pc.o.v[base + i] = 0.0;
+        for (uint i = 2u * tid; i < bs; i += 2u * WG) {
+            put2(base + i, 0.0, 0.0);
         }
         return;
     }
     float iscale = -127.0 / m;
     float d = 1.0 / iscale;
-    for (uint i = tid; i < bs; i += WG) {
-        pc.o.v[base + i] = d * min(roundEven(iscale * pc.x.v[base + i]), 127.0);
+    for (uint i = 2u * tid; i < bs; i += 2u * WG) {
+        put2(base + i, d * min(roundEven(iscale * pc.x.v[base + i]), 127.0),
+             d * min(roundEven(iscale * pc.x.v[base + i + 1u]), 127.0));
     }
 }

@@ -11,14 +11,14 @@
 // Buffers (device addresses in the push constants):
 //   w : Words  — the weight, nrows rows of row_bytes bytes each (GGML blocks of TYPE_<FMT>)
 //   x : Floats — ntok × ncols activations, row-major f32, already rounded as the CPU's dot
-//                product sees them (act_quant.comp); they are exact in f16 up to its rounding
+//                product sees them (act_quant.comp), or those values as f16 pairs (XH = 1)
 //   y : Floats — ntok × nrows outputs, row-major f32 (y[t·nrows + r])
 // Push constants (std430, in order): Words w; Floats x; Floats y; uint ncols; uint nrows;
 //   uint row_bytes; uint ntok.  (The block of matmul.comp.)
 // Specialization constants: 0 = WG, the workgroup size: 32·SGN·SGM invocations (the host takes
 //   this kernel only where the subgroup size is 32 and 16×16×16 f16/f32 cooperative matrices
 //   exist); 1 = SGM, subgroups along the weight rows (1 or 2); 2 = BK, columns a step (32 or
-//   64). Each subgroup computes 32 tokens × 64 rows (2×4 accumulators), so a workgroup's tile is
+//   64); 3 = XH, 1 where x holds f16 pairs. Each subgroup computes 32 tokens × 64 rows (2×4 accumulators), so a workgroup's tile is
 //   BN = 32·SGN tokens × BM = 64·SGM rows.
 // Dispatch: (ceil(ntok / BN), min(R, 65535), ceil(R / 65535)) with R = ceil(nrows / BM): the
 //   token tile is gl_WorkGroupID.x (fastest: the tiles that share a weight slice run together),
@@ -34,6 +34,7 @@
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint SGM = 1;
 layout(constant_id = 2) const uint BK = 32;
+layout(constant_id = 3) const uint XH = 0; // 1: x holds f16 pairs (act_quant.comp's half_out)
 layout(local_size_x_id = 0) in;
 
 layout(push_constant, std430) uniform PC {
@@ -104,8 +105,13 @@ void fetch(uint k0, uint t0, uint r0, uint tid, out uvec4 wst[4], out vec4 xst[1
         xst[2u * n + 1u] = vec4(0.0);
         if (t0 + tt < pc.ntok) {
             uint at = ((t0 + tt) * pc.ncols + k0 + kk) / 4u;
-            xst[2u * n] = x4.v[at];
-            xst[2u * n + 1u] = x4.v[at + 1u];
+            if (XH == 1u) {
+                // 8 halves already rounded: carried as bits, stored as they are.
+                xst[2u * n] = uintBitsToFloat(Quads(pc.x).v[at / 2u]);
+            } else {
+                xst[2u * n] = x4.v[at];
+                xst[2u * n + 1u] = x4.v[at + 1u];
+            }
         }
     }
 }
@@ -123,8 +129,8 @@ void commit(uint tid, uvec4 wst[4], vec4 xst[16]) {
         uint tt = i / (BK / 8u);
         uint kk = (i % (BK / 8u)) * 8u;
         vec4 a = xst[2u * n], b = xst[2u * n + 1u];
-        Xs[tt * LD + kk / 8u] = uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw),
-                                      packHalf2x16(b.xy), packHalf2x16(b.zw));
+        Xs[tt * LD + kk / 8u] = XH == 1u ? floatBitsToUint(a)
+            : uvec4(packHalf2x16(a.xy), packHalf2x16(a.zw), packHalf2x16(b.xy), packHalf2x16(b.zw));
     }
 }
 

@@ -12,11 +12,13 @@
 // Push constants (std430, in order): Floats x; Floats w; Floats o; Words q; Floats s;
 //   uint ncols; float eps; uint nrows; uint mode (1 Q8_0/Q8_1: ncols a multiple of 32; 2 Q8_K:
 //   of 256).
-// Specialization constants: 0 = WG, the workgroup size (a power of two, 64 to 1024: the host
-//   picks rms_norm.comp's for the same row, so the sums agree to the bit); 1 = SG as there.
-// Dispatch: (min(nrows, 65535), 1, ceil(nrows / 65535)) workgroups; row = wg_linear().
-// Each invocation takes words (4 values) tid, tid + WG, … of the row, so aligned groups of 64
-// invocations hold whole 256-value blocks.
+// Specialization constants: 0 = WG, the workgroup size (64: the host takes rms_norm.comp's
+//   for a row, so the sums agree to the bit); 1 = SG as there.
+// Dispatch: nrows · ceil(ncols / 256) workgroups, z-folded (wg_linear()): workgroup (row, c)
+//   sums the whole row's squares (as rms_norm.comp does) and writes and quantizes its values
+//   256c .. 256c + 255, 4 an invocation, so aligned groups of 8 (64) invocations hold whole
+//   32-value (256-value) blocks. Many workgroups share a row: a decode step's norm is spread
+//   over the GPU instead of one workgroup.
 
 #include "common.glsl"
 
@@ -40,14 +42,16 @@ layout(push_constant, std430) uniform PC {
 #include "quant8.glsl"
 
 void main() {
-    uint row = wg_linear();
+    uint chunks = (pc.ncols + 255u) / 256u;
+    uint row = wg_linear() / chunks;
+    uint chunk = wg_linear() % chunks;
     if (row >= pc.nrows) {
         return; // uniform over the workgroup
     }
     uint tid = gl_LocalInvocationID.x;
     uint base = row * pc.ncols;
     float scale = rms_scale(pc.x, base, pc.ncols, pc.eps);
-    for (uint j0 = 0u; j0 < pc.ncols; j0 += 4u * WG) {
+    for (uint j0 = 256u * chunk; j0 < 256u * (chunk + 1u); j0 += 4u * WG) {
         uint j = j0 + 4u * tid;
         bool live = j < pc.ncols; // ncols is a multiple of 32: a word is wholly in or out
         vec4 v = vec4(0.0);

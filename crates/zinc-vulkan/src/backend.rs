@@ -165,6 +165,8 @@ struct RoundCache {
     x: u64,
     len: usize,
     mode: u32,
+    /// f16 pairs (for the cooperative-matrix mat-mul) rather than f32.
+    half: bool,
     seq: u64,
     out: VkTensor,
 }
@@ -627,12 +629,11 @@ pub struct VulkanBackend {
     stats: Arc<Stats>,
 }
 
-/// The workgroup size of an RMSNorm over groups of `group` values (rms_norm.comp and the kernels
-/// that must agree with it to the bit): about eight values per invocation, since one workgroup
-/// per group is all the parallelism a single row has.
-fn norm_workgroup(group: usize) -> u32 {
-    (group / 8).next_power_of_two().clamp(64, 512) as u32
-}
+/// The workgroup size of every RMSNorm (rms_norm.comp and the kernels that must agree with it to
+/// the bit: norm_quant.comp, which spreads a row over workgroups that each sum it whole, and
+/// qk_prep.comp). H200 decode, norm + quantization of a 4,096-wide row: one workgroup of 512,
+/// 11.9 µs; workgroups of 64 a 256-value block each: see docs/BENCHMARKS.md.
+const NORM_WG: u32 = 64;
 
 /// Shared memory of `matmul_cm.comp` with 4·`sgm` subgroups and `bk` columns a step: the f16
 /// activation (128 tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, and a 16×16
@@ -913,13 +914,16 @@ impl VulkanBackend {
     /// The activations a dot product with `ty` weights sees: rounded as the CPU backend and
     /// llama.cpp quantize them (Q8_0/Q8_1 for legacy formats, Q8_K for k-quants, f16/bf16 for
     /// those floats), so results follow the CPU oracle. `None`: use `x` as it is (f32).
-    fn dot_input(&self, ty: GgmlType, x: &VkTensor) -> Option<u64> {
+    /// With `half`, the rounded values come as f16 pairs (the cooperative-matrix mat-mul's
+    /// input; `x.len()` even).
+    fn dot_input(&self, ty: GgmlType, x: &VkTensor, half: bool) -> Option<u64> {
         let (mode, block) = act_mode(ty)?;
         // q, k and v (gate and up) round the same input: once, kept while it stays current.
         let mut cache = self.rcache.lock().unwrap_or_else(|e| e.into_inner());
         let ops = self.rec().ops;
         if let Some(c) = cache.as_ref() {
-            if c.x == x.addr() && c.len == x.len() && c.mode == mode && c.seq == ops {
+            let same = c.x == x.addr() && c.len == x.len() && c.mode == mode && c.half == half;
+            if same && c.seq == ops {
                 return Some(c.out.addr());
             }
         }
@@ -929,15 +933,17 @@ impl VulkanBackend {
             .addr(x.addr())
             .addr(out.addr())
             .u32(n as u32)
-            .u32(mode);
-        // A workgroup per block (modes 1, 2), or per 64 elements (3, 4).
-        let groups = if block == 1 { n.div_ceil(64) } else { n };
+            .u32(mode)
+            .u32(half as u32);
+        // A workgroup per block (modes 1, 2), or per 128 elements (3, 4).
+        let groups = if block == 1 { n.div_ceil(128) } else { n };
         self.run("act_quant", 64, fold(groups), push);
         let addr = out.addr();
         *cache = Some(RoundCache {
             x: x.addr(),
             len: x.len(),
             mode,
+            half,
             seq: self.rec().ops,
             out,
         });
@@ -1059,15 +1065,23 @@ impl VulkanBackend {
             return out;
         }
         // The f32 kernels take the activations rounded as the CPU's dot product sees them.
-        let xa = self.dot_input(w.ty, x).unwrap_or(x.addr());
+        // The cooperative-matrix mat-mul reads them as f16 (`matmul_cm.comp`'s XH).
+        let xa = self.dot_input(w.ty, x, cooperative);
+        if cooperative && xa.is_none() {
+            // No rounding for f32 activations is defined: the mat-mul converts them itself.
+            return self.project_rounded(w, x, x.addr(), out, cooperative, float_weight, false);
+        }
+        let xa = xa.unwrap_or(x.addr());
         // What follows writes only fresh buffers (the output, a scratch weight).
         let seq = self.rec().ops;
-        let y = self.project_rounded(w, x, xa, out, cooperative, float_weight);
+        let y = self.project_rounded(w, x, xa, out, cooperative, float_weight, cooperative);
         self.round_still_valid(seq);
         y
     }
 
-    /// `project` once the activations are rounded (at `xa`; `x` gives the shape).
+    /// `project` once the activations are rounded (at `xa`, as f16 pairs with `x_half`; `x`
+    /// gives the shape).
+    #[allow(clippy::too_many_arguments)]
     fn project_rounded(
         &self,
         w: &VkWeight,
@@ -1076,6 +1090,7 @@ impl VulkanBackend {
         out: VkTensor,
         cooperative: bool,
         float_weight: bool,
+        x_half: bool,
     ) -> VkTensor {
         let (rows, cols) = (w.rows(), w.cols());
         let push = Push::new()
@@ -1124,11 +1139,12 @@ impl VulkanBackend {
                 tiles.div_ceil(65535) as u32,
             ];
             // BK must divide the row.
-            let mut spec = self.cm_spec;
-            if !cols.is_multiple_of(spec[2] as usize) {
-                spec[2] = 32;
+            let [wg, sgm, mut bk] = self.cm_spec;
+            if !cols.is_multiple_of(bk as usize) {
+                bk = 32;
             }
-            self.run_spec(variant("matmul_cm", wty), spec, g, push);
+            let spec = [wg, sgm, bk, x_half as u32];
+            self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
             return out;
         }
         if x.rows <= 4 {
@@ -1214,7 +1230,7 @@ impl VulkanBackend {
         let expert_rows = w.rows();
         let expert_bytes = expert_rows as u64 * w.row_bytes;
         let out = self.new_tensor(nslots, nrows);
-        let xa = self.dot_input(w.ty, x).unwrap_or(x.addr());
+        let xa = self.dot_input(w.ty, x, false).unwrap_or(x.addr());
         let push = Push::new()
             .addr(w.buf.address)
             .addr(xa)
@@ -1250,7 +1266,7 @@ impl VulkanBackend {
             .u32(ngroups as u32);
         self.run_spec(
             "rms_norm",
-            [norm_workgroup(group), self.shuffle as u32, 0],
+            [NORM_WG, self.shuffle as u32, 0],
             fold(ngroups),
             push,
         );
@@ -1577,8 +1593,9 @@ impl Backend for VulkanBackend {
                     .f32(eps)
                     .u32(x.rows as u32)
                     .u32(mode);
-                let spec = [norm_workgroup(x.cols), self.shuffle as u32, 0];
-                self.run_spec("norm_quant", spec, fold(x.rows), push);
+                let spec = [NORM_WG, self.shuffle as u32, 0];
+                let groups = fold(x.rows * x.cols.div_ceil(256));
+                self.run_spec("norm_quant", spec, groups, push);
                 self.quant_primed(&out, mode, q, s);
             }
             None => self.norm_to(x, w, eps, out.addr()),
@@ -1772,8 +1789,8 @@ impl Backend for VulkanBackend {
             .f32(eps)
             .u32(q.rows as u32)
             .u32(flags);
-        // rms_norm.comp's workgroup for a head (64 up to 512 values): the same sums.
-        let spec = [norm_workgroup(head_dim), self.shuffle as u32, 0];
+        // rms_norm.comp's workgroup: the same sums.
+        let spec = [NORM_WG, self.shuffle as u32, 0];
         self.run_spec("qk_prep", spec, fold(q.rows * (nq + 2 * nk)), push);
         Ok(())
     }
