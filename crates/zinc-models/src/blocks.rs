@@ -425,8 +425,16 @@ impl<B: Backend> Head<B> {
             let n_vocab = b.weight_dims(&self.output.w).get(1).copied().unwrap_or(0) as usize;
             return b.tensor(0, n_vocab);
         }
-        let mut x = b.select_rows(x, rows);
-        b.rms_norm(&mut x, &self.norm, eps);
+        // Every row, in order (a decode step): normed straight into a new tensor, which a
+        // backend may quantize for the output projection as it writes it.
+        let all = rows.len() == b.shape(x).0 && rows.iter().enumerate().all(|(i, &r)| i == r);
+        let x = if all {
+            b.rms_norm_into(x, &self.norm, eps)
+        } else {
+            let mut x = b.select_rows(x, rows);
+            b.rms_norm(&mut x, &self.norm, eps);
+            x
+        };
         self.output.apply(b, &x)
     }
 }

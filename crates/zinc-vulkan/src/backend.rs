@@ -141,6 +141,8 @@ struct Recorder {
     /// Since the last barrier: every command declared the one buffer it writes (these), or not
     /// (`None`: anything may have been written).
     written: Option<Vec<u64>>,
+    /// The pipeline stages of the commands since the last barrier.
+    since: vk::PipelineStageFlags,
 }
 
 /// The last activations quantized for the integer-dot mat-vec, kept for the next projection of
@@ -235,6 +237,7 @@ impl Recorder {
                 ops: 0,
                 pending: false,
                 written: Some(Vec::new()),
+                since: vk::PipelineStageFlags::empty(),
             })
         }
     }
@@ -267,39 +270,55 @@ impl Recorder {
     /// `writes` names the one buffer (by address) the command writes, where it says; a
     /// `concurrent` command then skips the barrier if every command since the last one named
     /// its own, other buffer.
-    fn order(&mut self, writes: Option<u64>, concurrent: bool) {
+    fn order(&mut self, writes: Option<u64>, concurrent: bool, stage: vk::PipelineStageFlags) {
         let free = match (&self.written, writes) {
             (Some(w), Some(out)) => concurrent && !w.contains(&out),
             _ => false,
         };
         if self.pending && !free {
-            self.barrier();
+            self.barrier(self.since, stage);
             self.written = Some(Vec::new());
+            self.since = vk::PipelineStageFlags::empty();
         }
         self.pending = true;
+        self.since |= stage;
         match (&mut self.written, writes) {
             (Some(w), Some(out)) => w.push(out),
             (w, _) => *w = None,
         }
     }
 
-    /// Every earlier command's writes are visible to every later command.
-    fn barrier(&self) {
+    /// The writes of the commands since the last barrier (in stages `src`) are visible to the
+    /// next command (in stage `dst`) and every later one: a compute-to-compute barrier names
+    /// only the compute stage.
+    fn barrier(&self, src: vk::PipelineStageFlags, dst: vk::PipelineStageFlags) {
+        let access = |st: vk::PipelineStageFlags, shader, transfer| {
+            let mut a = vk::AccessFlags::empty();
+            if st.contains(vk::PipelineStageFlags::COMPUTE_SHADER) {
+                a |= shader;
+            }
+            if st.contains(vk::PipelineStageFlags::TRANSFER) {
+                a |= transfer;
+            }
+            a
+        };
         let mb = vk::MemoryBarrier::default()
-            .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-            .dst_access_mask(
-                vk::AccessFlags::SHADER_READ
-                    | vk::AccessFlags::SHADER_WRITE
-                    | vk::AccessFlags::TRANSFER_READ
-                    | vk::AccessFlags::TRANSFER_WRITE,
-            );
-        let stages = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
+            .src_access_mask(access(
+                src,
+                vk::AccessFlags::SHADER_WRITE,
+                vk::AccessFlags::TRANSFER_WRITE,
+            ))
+            .dst_access_mask(access(
+                dst,
+                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE,
+            ));
         // SAFETY: recording into the open command buffer.
         unsafe {
             self.ctx.device.cmd_pipeline_barrier(
                 self.cb,
-                stages,
-                stages,
+                src,
+                dst,
                 vk::DependencyFlags::empty(),
                 &[mb],
                 &[],
@@ -322,7 +341,7 @@ impl Recorder {
         }
         self.ops += 1;
         self.begin()?;
-        self.order(writes, concurrent);
+        self.order(writes, concurrent, vk::PipelineStageFlags::COMPUTE_SHADER);
         let d = &self.ctx.device;
         let timed = match &mut self.prof {
             Some(p) if (p.names.len() as u32) < PROFILE_PAIRS => {
@@ -367,7 +386,7 @@ impl Recorder {
         }
         self.ops += 1;
         self.begin()?;
-        self.order(None, false);
+        self.order(None, false, vk::PipelineStageFlags::TRANSFER);
         // SAFETY: recording a copy between live buffers, in bounds (callers check).
         unsafe {
             self.ctx.device.cmd_copy_buffer(
@@ -387,7 +406,7 @@ impl Recorder {
     fn fill_zero(&mut self, buf: vk::Buffer, size: u64) -> Result<(), VulkanError> {
         self.ops += 1;
         self.begin()?;
-        self.order(None, false);
+        self.order(None, false, vk::PipelineStageFlags::TRANSFER);
         // SAFETY: recording a fill of a live buffer; size is a multiple of 4.
         unsafe {
             self.ctx
