@@ -47,6 +47,11 @@ pub struct VulkanOptions {
     /// (`dequant_f16.comp`, then `matmul_cm_F16`) instead of dequantizing inside the mat-mul.
     /// `None`: on (H200, Qwen3-8B prompt 512: 4,913 → 5,721 tok/s).
     pub prompt_f16: Option<bool>,
+    /// Quantized weights' f16 rows (`prompt_f16`) are kept for later prompts, up to this many
+    /// MiB of device memory, instead of being decoded again for every prompt. `None`: a quarter
+    /// of the device's memory on devices of 32 GiB or more, none on smaller ones (whose memory
+    /// the KV cache needs more).
+    pub prompt_weight_cache_mb: Option<u64>,
     /// The cooperative-matrix mat-mul's tile as (subgroups along weight rows, columns a step):
     /// `matmul_cm.comp`'s SGM and BK. `None`: (2, 64) where the device has the shared memory
     /// for it (128 tokens × 128 rows, 44 KiB), else (1, 32).
@@ -572,6 +577,8 @@ impl Drop for VkTensor {
 
 /// A weight in its GGUF layout on the device (1-D weights as f32).
 pub struct VkWeight {
+    /// Unique for the backend's life (keys the f16 copies of `VulkanBackend::f16_rows`).
+    id: u64,
     buf: Buffer,
     /// The type of the bytes on the device.
     ty: GgmlType,
@@ -634,6 +641,11 @@ pub struct VulkanBackend {
     cm_spec: [u32; 3],
     /// See [`VulkanOptions::prompt_f16`].
     prompt_f16: bool,
+    /// Kept f16 rows of quantized weights, by weight id, and the bytes they may still take
+    /// (see [`VulkanOptions::prompt_weight_cache_mb`]).
+    f16_rows: Mutex<HashMap<u64, Buffer>>,
+    f16_budget: AtomicU64,
+    next_weight_id: AtomicU64,
     /// See [`VulkanOptions::cpu_attention`].
     cpu_attention: bool,
     qcache: Mutex<Option<QuantCache>>,
@@ -648,10 +660,9 @@ pub struct VulkanBackend {
     stats: Arc<Stats>,
 }
 
-/// The workgroup size of every RMSNorm (rms_norm.comp and the kernels that must agree with it to
-/// the bit: norm_quant.comp, which spreads a row over workgroups that each sum it whole, and
-/// qk_prep.comp). H200 decode, norm + quantization of a 4,096-wide row: one workgroup of 512,
-/// 11.9 µs; workgroups of 64 a 256-value block each: see docs/BENCHMARKS.md.
+/// The workgroup size of decode steps' RMSNorms (rms_norm.comp and the kernels that must agree
+/// with it to the bit: norm_quant.comp, which spreads a row over workgroups that each sum it
+/// whole, and qk_prep.comp).
 const NORM_WG: u32 = 64;
 
 /// Shared memory of `matmul_cm.comp` with 4·`sgm` subgroups and `bk` columns a step: the f16
@@ -759,6 +770,12 @@ impl VulkanBackend {
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let rec = Recorder::new(&ctx, opts.profile)?;
+        const GIB: u64 = 1 << 30;
+        let f16_budget = match opts.prompt_weight_cache_mb {
+            Some(mb) => mb << 20,
+            None if ctx.info.vram >= 32 * GIB => ctx.info.vram / 4,
+            None => 0,
+        };
         let units_per_lane = opts
             .units_per_lane
             .filter(|u| [1, 2, 4].contains(u))
@@ -774,6 +791,9 @@ impl VulkanBackend {
             coopmat,
             cm_spec,
             prompt_f16: opts.prompt_f16.unwrap_or(true),
+            f16_rows: Mutex::new(HashMap::new()),
+            f16_budget: AtomicU64::new(f16_budget),
+            next_weight_id: AtomicU64::new(0),
             qcache: Mutex::new(None),
             rcache: Mutex::new(None),
             last_mode: Default::default(),
@@ -1121,35 +1141,33 @@ impl VulkanBackend {
             .u32(w.row_bytes as u32)
             .u32(x.rows as u32);
         if cooperative {
-            // Optionally the weight as f16 rows first (a pool buffer, back to the pool once the
-            // mat-mul that reads it is recorded: later commands wait for it).
+            // Optionally the weight as f16 rows first: a copy kept for later prompts while the
+            // budget lasts, else a pool buffer (back to the pool once the mat-mul that reads it
+            // is recorded: later commands wait for it).
             let mut wty = w.ty;
             let mut push = push;
-            let _rows_f16 = (self.prompt_f16 && !float_weight).then(|| {
-                let h = self.new_tensor(rows, cols / 2);
-                let p = Push::new()
-                    .addr(w.buf.address)
-                    .addr(h.addr())
-                    .u32(cols as u32)
-                    .u32(rows as u32)
-                    .u32(w.row_bytes as u32);
-                self.run(
-                    variant("dequant_f16", w.ty),
-                    256,
-                    fold((rows * cols / 16).div_ceil(256)),
-                    p,
-                );
+            let mut _scratch = None;
+            if self.prompt_f16 && !float_weight {
+                let addr = match self.f16_copy(w) {
+                    Some(a) => a,
+                    None => {
+                        let h = self.new_tensor(rows, cols / 2);
+                        self.dequant_f16(w, h.addr());
+                        let a = h.addr();
+                        _scratch = Some(h);
+                        a
+                    }
+                };
                 wty = GgmlType::F16;
                 push = Push::new()
-                    .addr(h.addr())
+                    .addr(addr)
                     .addr(xa)
                     .addr(out.addr())
                     .u32(cols as u32)
                     .u32(rows as u32)
                     .u32(2 * cols as u32)
                     .u32(x.rows as u32);
-                h
-            });
+            }
             // A workgroup: 128 tokens × 64·SGM rows.
             let tiles = rows.div_ceil(64 * self.cm_spec[1] as usize);
             let g = [
@@ -1177,6 +1195,40 @@ impl VulkanBackend {
             self.run(variant("matmul", w.ty), 256, g, push);
         }
         out
+    }
+
+    /// Records `w` decoded into f16 rows at `out` (dequant_f16.comp).
+    fn dequant_f16(&self, w: &VkWeight, out: u64) {
+        let (rows, cols) = (w.rows(), w.cols());
+        let p = Push::new()
+            .addr(w.buf.address)
+            .addr(out)
+            .u32(cols as u32)
+            .u32(rows as u32)
+            .u32(w.row_bytes as u32);
+        let groups = fold((rows * cols / 16).div_ceil(256));
+        self.run(variant("dequant_f16", w.ty), 256, groups, p);
+    }
+
+    /// The address of `w`'s kept f16 rows, decoding them now on first use, while the budget
+    /// (`VulkanOptions::prompt_weight_cache_mb`) lasts; `None` past it.
+    fn f16_copy(&self, w: &VkWeight) -> Option<u64> {
+        let mut map = self.f16_rows.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(b) = map.get(&w.id) {
+            return Some(b.address);
+        }
+        let bytes = (w.rows() * w.cols() * 2) as u64;
+        let left = self.f16_budget.load(Relaxed);
+        if bytes > left {
+            return None;
+        }
+        // Out of device memory is no error here: the per-call scratch path remains.
+        let buf = self.ctx.buffer(bytes, Memory::Device).ok()?;
+        self.f16_budget.store(left - bytes, Relaxed);
+        self.dequant_f16(w, buf.address);
+        let a = buf.address;
+        map.insert(w.id, buf);
+        Some(a)
     }
 
     /// `y = W · x` (or `y += W · x` with `accumulate`) on the integer-dot kernel; false (nothing
@@ -1283,9 +1335,16 @@ impl VulkanBackend {
             .u32(group as u32)
             .f32(eps)
             .u32(ngroups as u32);
+        // Decode steps: NORM_WG, as the fused kernels that must agree with it. Prompts have a
+        // row per workgroup to spare: about eight values an invocation.
+        let wg = if x.rows <= 4 {
+            NORM_WG
+        } else {
+            (group / 8).next_power_of_two().clamp(64, 512) as u32
+        };
         self.run_spec(
             "rms_norm",
-            [NORM_WG, self.shuffle as u32, 0],
+            [wg, self.shuffle as u32, 0],
             fold(ngroups),
             push,
         );
@@ -1459,6 +1518,7 @@ impl Backend for VulkanBackend {
             expected: format!("a tensor the device can hold: {e}"),
         })?;
         Ok(VkWeight {
+            id: self.next_weight_id.fetch_add(1, Relaxed),
             buf,
             ty,
             dims,

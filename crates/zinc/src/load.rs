@@ -58,6 +58,10 @@ pub struct ModelArgs {
     /// Vulkan decode mat-vec: units each lane takes at a time (kernel tuning: 1, 2, 4).
     #[arg(long, hide = true)]
     pub vk_units_per_lane: Option<u32>,
+    /// Vulkan: MiB of device memory for f16 copies of quantized weights that speed up prompts
+    /// (default: a quarter of the memory on GPUs of 32 GiB or more, else none).
+    #[arg(long)]
+    pub vk_prompt_cache_mb: Option<u64>,
     /// Vulkan cooperative-matrix tile, `SGMxBK` (kernel tuning): 1x32, 1x64, 2x32 or 2x64.
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_coopmat_tile: Option<(u32, u32)>,
@@ -110,6 +114,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_coopmat_tile: a.vk_coopmat_tile,
         vk_prompt_f16: a.vk_prompt_f16,
         vk_units_per_lane: None,
+        vk_prompt_cache_mb: None,
     })
 }
 
@@ -167,6 +172,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         coopmat_tile: args.vk_coopmat_tile,
         prompt_f16: args.vk_prompt_f16,
         units_per_lane: args.vk_units_per_lane,
+        prompt_weight_cache_mb: args.vk_prompt_cache_mb,
         profile: args.profile,
     };
     match args.backend.as_str() {
