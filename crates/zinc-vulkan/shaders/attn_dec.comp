@@ -1,10 +1,10 @@
 #version 450
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-// attn_dec.comp — split-K attention for decode steps, pass 1, with the query heads that share a
-// KV head together: each slice of keys is read once for all of them, as 16-byte vectors by
-// neighbouring invocations. Same buffers, push constants and partials as attn_split.comp (pass 2
-// is attn_combine.comp).
+// attn_dec.comp — split-K attention for decode steps, with the query heads that share a KV head
+// together: each slice of keys is read once for all of them, as 16-byte vectors by neighbouring
+// invocations. Buffers and partials as attn_split.comp (pass 2 is attn_combine.comp, or the merge
+// below); push constants as listed in the block.
 //
 // Specialization constants: 0 = HD, the head dimension; 1 = G, query heads per KV head
 //   (n_head / n_head_kv, ≤ 8); 2 = LPK, invocations per key in the score pass (a power of two
@@ -15,7 +15,10 @@
 // Scores: LPK invocations share a key, each dotting HD / LPK dimensions with every query head,
 // summed by subgroup shuffles. Softmax of the slice per head (a subgroup per head): m = its
 // largest score, weights e^(s − m), l = their sum. Values: invocation d accumulates dimension d
-// (and d + 128) for all G heads. Partials [m, l, acc] per (row, head, slice).
+// (and d + 128) for all G heads. Partials [m, l, acc] per (row, head, slice). With `merge`, the
+// last workgroup of a (row, KV head) to finish (a counter, device-scope atomics) merges them
+// as attn_combine.comp does — one dispatch for the whole attention — and may quantize the
+// result for the out-projection (quant8.glsl; G·HD a multiple of the block).
 
 #include "common.glsl"
 
@@ -24,6 +27,10 @@ layout(constant_id = 1) const uint G = 4;
 layout(constant_id = 2) const uint LPK = 16;
 layout(local_size_x = 128) in;
 
+// Partials go through coherent references: the workgroup that merges them reads what others
+// wrote in the same dispatch.
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CFloats { float v[]; };
+
 layout(push_constant, std430) uniform PC {
     Floats q;
     Words kc;
@@ -31,6 +38,9 @@ layout(push_constant, std430) uniform PC {
     Floats o;
     Words pos;
     Floats part;
+    Words qout;   // merge: o quantized (quant8.glsl), when mode > 0
+    Floats sout;
+    Words count;  // merge: a counter per (row, KV head), zero between dispatches
     uint n_head;
     uint n_head_kv;
     uint head_dim;
@@ -39,7 +49,12 @@ layout(push_constant, std430) uniform PC {
     uint window;
     uint kv_len_max;
     uint split_len;
+    uint merge;   // 1: the last workgroup of each (row, KV head) merges its heads' slices
+    uint mode;    // merge: 0 f32 only, else the activation mode of o's quantization
 } pc;
+
+const uint WG = 128u;
+#include "quant8.glsl"
 
 const float NEG_BIG = -3.0e38; // the empty-slice sentinel; keeps exp() arguments finite
 const uint SL_MAX = 1024u;
@@ -49,6 +64,7 @@ const uint KPP = 128u / LPK; // keys per pass
 shared float qs[G * HD];
 shared float ps[G * SL_MAX];
 shared float ml[2u * 8u];
+shared uint is_last;
 
 void main() {
     uint g = gl_WorkGroupID.x;
@@ -171,13 +187,73 @@ void main() {
         [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
             if (gi < G) {
                 uint out_base = ((t * pc.n_head + h0 + gi) * nsplit + sp) * (HD + 2u);
-                pc.part.v[out_base + 2u + d] = acc[gi];
+                CFloats(pc.part).v[out_base + 2u + d] = acc[gi];
             }
         }
     }
     if (tid < G) {
         uint out_base = ((t * pc.n_head + h0 + tid) * nsplit + sp) * (HD + 2u);
-        pc.part.v[out_base] = n > 0u ? ml[2u * tid] : NEG_BIG;
-        pc.part.v[out_base + 1u] = n > 0u ? ml[2u * tid + 1u] : 0.0;
+        CFloats(pc.part).v[out_base] = n > 0u ? ml[2u * tid] : NEG_BIG;
+        CFloats(pc.part).v[out_base + 1u] = n > 0u ? ml[2u * tid + 1u] : 0.0;
+    }
+    if (pc.merge == 0u) {
+        return;
+    }
+
+    // The last of the nsplit workgroups of (row t, KV head g) merges the slices of its G heads
+    // (attn_combine.comp's arithmetic) and, with a mode, quantizes the merged G·HD values.
+    memoryBarrierBuffer(); // this workgroup's partials are visible before it is counted
+    barrier();
+    if (tid == 0u) {
+        uint done = atomicAdd(pc.count.v[t * pc.n_head_kv + g], 1u);
+        is_last = done == nsplit - 1u ? 1u : 0u;
+    }
+    barrier();
+    if (is_last == 0u) {
+        return; // uniform over the workgroup
+    }
+    memoryBarrierBuffer(); // and the others' are seen
+    CFloats pv = CFloats(pc.part);
+    uint stride = HD + 2u;
+    if (tid < G) {
+        uint base = (t * pc.n_head + h0 + tid) * nsplit * stride;
+        float mx = -3.0e38;
+        for (uint s = 0u; s < nsplit; s++) {
+            mx = max(mx, pv.v[base + s * stride]);
+        }
+        float lsum = 0.0;
+        for (uint s = 0u; s < nsplit; s++) {
+            lsum += pv.v[base + s * stride + 1u] * exp(pv.v[base + s * stride] - mx);
+        }
+        ml[2u * tid] = mx;
+        ml[2u * tid + 1u] = (lsum > 0.0) ? 1.0 / lsum : 0.0;
+    }
+    barrier();
+    uint span = G * HD;
+    uint ooff = (t * pc.n_head + h0) * HD;
+    for (uint j0 = 0u; j0 < span; j0 += 4u * WG) {
+        uint e = j0 + 4u * tid;
+        bool live = e < span;
+        vec4 v = vec4(0.0);
+        if (live) {
+            for (uint k = 0u; k < 4u; k++) {
+                uint hh = (e + k) / HD;
+                uint d = (e + k) % HD;
+                uint base = (t * pc.n_head + h0 + hh) * nsplit * stride;
+                float mx = ml[2u * hh];
+                float a = 0.0;
+                for (uint s = 0u; s < nsplit; s++) {
+                    a += pv.v[base + s * stride + 2u + d] * exp(pv.v[base + s * stride] - mx);
+                }
+                v[k] = a * ml[2u * hh + 1u];
+                pc.o.v[ooff + e + k] = v[k];
+            }
+        }
+        if (pc.mode != 0u) {
+            quant_word(tid, v, ooff + e, live, pc.mode, pc.qout, pc.sout); // uniform branch
+        }
+    }
+    if (tid == 0u) {
+        pc.count.v[t * pc.n_head_kv + g] = 0u; // ready for the next dispatch
     }
 }

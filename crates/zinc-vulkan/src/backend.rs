@@ -120,6 +120,8 @@ const SPLIT_KV: usize = 512;
 /// Keys per slice: at least this many, and at most `MAX_SPLITS` slices.
 const SPLIT_LEN: usize = 64;
 const MAX_SPLITS: usize = 128;
+/// Counters of attn_dec.comp's merge: one per KV head of a decode step.
+const ATTN_COUNTERS: usize = 4096;
 /// Uploads (positions, ids, small tensors) go through a mapped arena of this size.
 const ARENA_BYTES: u64 = 8 << 20;
 /// Large uploads are staged in chunks of this size.
@@ -655,6 +657,8 @@ pub struct VulkanBackend {
     last_mode: std::sync::atomic::AtomicU32,
     /// `zinc_backend::cpu::gelu_f16_table()` on the device (GeGLU follows the CPU bit for bit).
     gelu_table: Buffer,
+    /// attn_dec.comp's merge counters (`ATTN_COUNTERS` words, zero between dispatches).
+    attn_count: Buffer,
     rec: Arc<Mutex<Recorder>>,
     pool: Arc<Pool>,
     stats: Arc<Stats>,
@@ -769,7 +773,9 @@ impl VulkanBackend {
         let cm_spec = [128 * sgm, sgm, bk];
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
-        let rec = Recorder::new(&ctx, opts.profile)?;
+        let mut rec = Recorder::new(&ctx, opts.profile)?;
+        let attn_count = ctx.buffer(4 * ATTN_COUNTERS as u64, Memory::Device)?;
+        rec.fill_zero(attn_count.buffer, attn_count.size)?;
         const GIB: u64 = 1 << 30;
         let f16_budget = match opts.prompt_weight_cache_mb {
             Some(mb) => mb << 20,
@@ -798,6 +804,7 @@ impl VulkanBackend {
             rcache: Mutex::new(None),
             last_mode: Default::default(),
             gelu_table,
+            attn_count,
             rec: Arc::new(Mutex::new(rec)),
             pool: Arc::new(Pool {
                 ctx: ctx.clone(),
@@ -1915,14 +1922,47 @@ impl Backend for VulkanBackend {
         };
         if q.rows == 1 && (keys > SPLIT_KV || !self.cpu_attention) {
             if let Some((spec, split_len)) = self.attn_dec_plan(p, keys) {
-                // The query heads of a KV head together (attn_dec.comp).
+                // The query heads of a KV head together, the slices merged by the last
+                // workgroup of each KV head, the output quantized for the out-projection where
+                // a KV head's query heads make whole blocks (attn_dec.comp): one dispatch.
                 let nsplit = keys.div_ceil(split_len);
                 let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
-                let mut pc = push(Some(part.addr()));
-                pc = pc.replace_last_u32(split_len as u32);
+                let group = p.head_dim * (p.n_head / p.n_head_kv);
+                let target = self
+                    .quant_target(1, p.n_head * p.head_dim)
+                    .filter(|t| group.is_multiple_of(if t.0 == 1 { 32 } else { 256 }));
+                let merge = p.n_head_kv <= ATTN_COUNTERS;
+                let (mode, qa, sa) = target
+                    .as_ref()
+                    .filter(|_| merge)
+                    .map_or((0, 0, 0), |(m, qb, sb)| (*m, qb.addr(), sb.addr()));
+                let pc = Push::new()
+                    .addr(q.addr())
+                    .addr(cache.k[layer].address)
+                    .addr(cache.v[layer].address)
+                    .addr(out.addr())
+                    .addr(pos)
+                    .addr(part.addr())
+                    .addr(qa)
+                    .addr(sa)
+                    .addr(self.attn_count.address)
+                    .u32(p.n_head as u32)
+                    .u32(p.n_head_kv as u32)
+                    .u32(p.head_dim as u32)
+                    .u32(q.rows as u32)
+                    .f32(p.scale)
+                    .u32(window)
+                    .u32((max_pos + 1) as u32)
+                    .u32(split_len as u32)
+                    .u32(merge as u32)
+                    .u32(mode);
                 let g = [p.n_head_kv as u32, 1, nsplit as u32];
                 self.run_spec("attn_dec", spec, g, pc);
-                self.attn_combine(&part, &out, p, nsplit);
+                if !merge {
+                    self.attn_combine(&part, &out, p, nsplit);
+                } else if let (Some((m, qb, sb)), true) = (target, mode != 0) {
+                    self.quant_primed(&out, m, qb, sb);
+                }
                 return out;
             }
             let nsplit = keys.div_ceil(split_len);

@@ -407,13 +407,6 @@ impl Push {
         self
     }
 
-    /// Replaces the last 4-byte value pushed.
-    pub fn replace_last_u32(mut self, v: u32) -> Push {
-        assert!(self.len >= 4, "a value to replace");
-        self.bytes[self.len - 4..self.len].copy_from_slice(&v.to_le_bytes());
-        self
-    }
-
     pub fn f32(self, v: f32) -> Push {
         self.u32(v.to_bits())
     }
