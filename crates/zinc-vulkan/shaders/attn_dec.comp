@@ -65,6 +65,8 @@ shared float qs[G * HD];
 shared float ps[G * SL_MAX];
 shared float ml[2u * 8u];
 shared uint is_last;
+const uint MAX_SPLITS = 128u; // the host's limit on slices
+shared float wexp[8u * MAX_SPLITS]; // merge: per head and slice, e^(m_s − M)
 
 void main() {
     uint g = gl_WorkGroupID.x;
@@ -215,17 +217,29 @@ void main() {
     memoryBarrierBuffer(); // and the others' are seen
     CFloats pv = CFloats(pc.part);
     uint stride = HD + 2u;
+    // Each head's largest m, then every slice's weight e^(m_s − M) once (not per value), then
+    // 1 / L summed in slice order.
     if (tid < G) {
         uint base = (t * pc.n_head + h0 + tid) * nsplit * stride;
         float mx = -3.0e38;
         for (uint s = 0u; s < nsplit; s++) {
             mx = max(mx, pv.v[base + s * stride]);
         }
+        ml[2u * tid] = mx;
+    }
+    barrier();
+    for (uint i = tid; i < G * nsplit; i += WG) {
+        uint gi = i / nsplit, s = i % nsplit;
+        uint base = (t * pc.n_head + h0 + gi) * nsplit * stride;
+        wexp[gi * MAX_SPLITS + s] = exp(pv.v[base + s * stride] - ml[2u * gi]);
+    }
+    barrier();
+    if (tid < G) {
+        uint base = (t * pc.n_head + h0 + tid) * nsplit * stride;
         float lsum = 0.0;
         for (uint s = 0u; s < nsplit; s++) {
-            lsum += pv.v[base + s * stride + 1u] * exp(pv.v[base + s * stride] - mx);
+            lsum += pv.v[base + s * stride + 1u] * wexp[tid * MAX_SPLITS + s];
         }
-        ml[2u * tid] = mx;
         ml[2u * tid + 1u] = (lsum > 0.0) ? 1.0 / lsum : 0.0;
     }
     barrier();
@@ -240,10 +254,9 @@ void main() {
                 uint hh = (e + k) / HD;
                 uint d = (e + k) % HD;
                 uint base = (t * pc.n_head + h0 + hh) * nsplit * stride;
-                float mx = ml[2u * hh];
                 float a = 0.0;
                 for (uint s = 0u; s < nsplit; s++) {
-                    a += pv.v[base + s * stride + 2u + d] * exp(pv.v[base + s * stride] - mx);
+                    a += pv.v[base + s * stride + 2u + d] * wexp[hh * MAX_SPLITS + s];
                 }
                 v[k] = a * ml[2u * hh + 1u];
                 pc.o.v[ooff + e + k] = v[k];

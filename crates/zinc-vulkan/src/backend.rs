@@ -1455,7 +1455,7 @@ impl VulkanBackend {
         let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
         // About 64 slices, each a power of two of 32 to 1,024 keys.
         let split_len = keys.div_ceil(64).next_power_of_two().clamp(32, 1024);
-        let shared = 4 * (g * hd + g * 1024 + 16);
+        let shared = 4 * (g * hd + g * 1024 + 16 + 1 + 8 * MAX_SPLITS);
         if keys.div_ceil(split_len) > MAX_SPLITS
             || shared > self.ctx.info.max_shared_memory as usize
         {
