@@ -25,6 +25,9 @@
 layout(constant_id = 0) const uint HD = 128;
 layout(constant_id = 1) const uint G = 4;
 layout(constant_id = 2) const uint LPK = 16;
+// 3 = MERGE: 1 where this dispatch merges (push `merge`): only then do partials go through
+// coherent stores, which cost long contexts' many slices on NVIDIA.
+layout(constant_id = 3) const uint MERGE = 0;
 layout(local_size_x = 128) in;
 
 // Partials go through coherent references: the workgroup that merges them reads what others
@@ -189,16 +192,27 @@ void main() {
         [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
             if (gi < G) {
                 uint out_base = ((t * pc.n_head + h0 + gi) * nsplit + sp) * (HD + 2u);
-                CFloats(pc.part).v[out_base + 2u + d] = acc[gi];
+                if (MERGE == 1u) {
+                    CFloats(pc.part).v[out_base + 2u + d] = acc[gi];
+                } else {
+                    pc.part.v[out_base + 2u + d] = acc[gi];
+                }
             }
         }
     }
     if (tid < G) {
         uint out_base = ((t * pc.n_head + h0 + tid) * nsplit + sp) * (HD + 2u);
-        CFloats(pc.part).v[out_base] = n > 0u ? ml[2u * tid] : NEG_BIG;
-        CFloats(pc.part).v[out_base + 1u] = n > 0u ? ml[2u * tid + 1u] : 0.0;
+        float m0 = n > 0u ? ml[2u * tid] : NEG_BIG;
+        float l0 = n > 0u ? ml[2u * tid + 1u] : 0.0;
+        if (MERGE == 1u) {
+            CFloats(pc.part).v[out_base] = m0;
+            CFloats(pc.part).v[out_base + 1u] = l0;
+        } else {
+            pc.part.v[out_base] = m0;
+            pc.part.v[out_base + 1u] = l0;
+        }
     }
-    if (pc.merge == 0u) {
+    if (MERGE == 0u || pc.merge == 0u) {
         return;
     }
 

@@ -1962,7 +1962,8 @@ impl Backend for VulkanBackend {
                     .u32(merge as u32)
                     .u32(mode);
                 let g = [p.n_head_kv as u32, 1, nsplit as u32];
-                self.run_spec("attn_dec", spec, g, pc);
+                let spec = [spec[0], spec[1], spec[2], merge as u32];
+                self.run_ordered("attn_dec", spec, g, pc, None, false);
                 if !merge {
                     self.attn_combine(&part, &out, p, nsplit);
                 } else if let (Some((m, qb, sb)), true) = (target, mode != 0) {
