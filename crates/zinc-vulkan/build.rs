@@ -1,8 +1,9 @@
 //! Compiles every shader in `shaders/` to SPIR-V with glslang (no system tool), once per quant
 //! format for the per-format kernels, and writes `shaders.rs` listing them for `include_bytes!`.
 //!
-//! Preprocessing is ours: `#include "x.glsl"` lines are replaced by the file, and per-format
-//! variants get `#define TYPE_<FMT> 1` after `#version`.
+//! Preprocessing is ours: `#include "x.glsl"` lines are replaced by the file, per-format
+//! variants get `#define TYPE_<FMT> 1` after `#version`, per-head-dimension ones
+//! `#define HEAD_DIM <d>u`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -17,11 +18,11 @@ const PER_FORMAT: &[&str] = &[
     "matmul_cm",
     "dequant_f16",
 ];
-/// Formats the integer-dot and cooperative-matrix kernels (`matvecq`, `matmul_cm`) have no
-/// variant for: their activations stay f32 (and their weights are not rounded to f16).
 /// Shaders compiled once per head dimension (`HEAD_DIM`), as `<name>_<dim>`.
 const PER_HEAD_DIM: &[&str] = &["attn_cm"];
 const HEAD_DIMS: &[u32] = &[32, 64, 128];
+/// Float formats, which the kernels in QUANT_ONLY have no variant for (their weights go
+/// elsewhere), except the pairs in FLOAT_EXTRA (matmul_cm reads F16 rows as they are).
 const FLOAT_FORMATS: &[&str] = &["F32", "F16", "BF16"];
 const QUANT_ONLY: &[&str] = &["matvecq", "matmul_cm", "dequant_f16"];
 /// Exceptions to QUANT_ONLY: (shader, float format) pairs that are compiled.

@@ -599,6 +599,7 @@ pub fn run<B: Backend>(
         (3, 3, 32, 300, 70, None),
         (4, 2, 64, 200, 101, Some(33)),
         (8, 2, 128, 300, 130, None),
+        (8, 2, 128, 200, 1, None),
     ] {
         let case = format!(
             "attention heads={n_head}/{n_head_kv} head_dim={head_dim} ctx={ctx} rows={rows} window={window:?}"

@@ -12,8 +12,9 @@
 // Push constants (std430, in order): Floats x; Floats w; Floats o; Words q; Floats s;
 //   uint ncols; float eps; uint nrows; uint mode (1 Q8_0/Q8_1: ncols a multiple of 32; 2 Q8_K:
 //   of 256).
-// Specialization constants: 0 = WG, the workgroup size (64: the host takes rms_norm.comp's
-//   for a row, so the sums agree to the bit); 1 = SG as there.
+// Specialization constants: 0 = WG, the workgroup size (64: rms_norm.comp's for decode-sized
+//   inputs, so the sums agree to the bit; the host takes this kernel for those only); 1 = SG as
+//   there.
 // Dispatch: nrows · ceil(ncols / 256) workgroups, z-folded (wg_linear()): workgroup (row, c)
 //   sums the whole row's squares (as rms_norm.comp does) and writes and quantizes its values
 //   256c .. 256c + 255, 4 an invocation, so aligned groups of 8 (64) invocations hold whole

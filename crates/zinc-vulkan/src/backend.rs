@@ -2,9 +2,11 @@
 //! device buffers, every op a recorded dispatch. Work is submitted only when a value must come
 //! back to the host (`read`, `argmax`) or an upload arena fills.
 //!
-//! Ordering: every dispatch is followed by a full compute/transfer barrier, so commands run in
-//! recording order. That is what lets a dropped tensor's buffer go straight back to the pool and
-//! be reused by a later command of the same submission.
+//! Ordering: a barrier is recorded before every command to the commands since the last one
+//! (`Recorder::order`), so commands run in recording order. That is what lets a dropped tensor's
+//! buffer go straight back to the pool and be reused by a later command of the same submission.
+//! The one exception: mat-vecs reading the same cached quantized input, each writing its own
+//! fresh output, run without barriers between them.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -28,7 +30,7 @@ pub struct VulkanOptions {
     /// Turn on VK_LAYER_KHRONOS_validation.
     pub validation: bool,
     /// Mat-vec threads per weight row on decode steps (a power of two ≤ 64). `None`: 1 on CPU
-    /// devices (a row per SIMD lane, no barriers); on GPUs 32 for the integer-dot kernel, 64 for
+    /// devices (a row per SIMD lane, no barriers); on GPUs 16 for the integer-dot kernel, 64 for
     /// the float one. Tests set it to run the GPU kernels on lavapipe.
     pub threads_per_row: Option<u32>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
@@ -626,8 +628,9 @@ pub struct VulkanBackend {
     /// Mat-vec threads per weight row: 1 on CPU devices (no barriers), 64 on GPUs (H200 decode:
     /// 8 → 19.5, 16 → 25.7, 32 → 28.6, 64 → 30.9 tok/s).
     threads_per_row: u32,
-    /// Threads per row of the integer-dot mat-vec on decode steps: 1 on CPU devices, 32 on GPUs
-    /// (H200 decode, Qwen3-8B, tg64: 8 → 102, 16 → 92–111, 32 → 120 tok/s).
+    /// Threads per row of the integer-dot mat-vec on decode steps: 1 on CPU devices, 16 on GPUs
+    /// (H200 decode, Qwen3-8B, tg64 after the session-4 fusions: 8 → 158, 16 → 180, 32 → ~170,
+    /// 64 → 146 tok/s).
     q_threads_per_row: u32,
     /// Threads per row of the integer-dot kernel on prompts (H200, Qwen3-8B prompt 512:
     /// 32 → 189, 16 → 349, 8 → 582, 4 → 881, 2 → 1082 tok/s).
@@ -679,9 +682,9 @@ fn cm_shared_bytes(sgm: u32, bk: u32) -> u32 {
 }
 
 /// Shared memory of `attn_cm.comp` for heads of `hd`: K and V tiles of 32 keys × (hd + 8)
-/// halves, 4 × 16 × 32 f32 scores, two 4 × 16 × 40 f16 weight tiles, 64 row sums and two words.
+/// halves, 4 × 16 × 32 f32 scores, two 4 × 16 × 40 f16 weight tiles, 64 row sums and four words.
 fn attn_cm_shared_bytes(hd: usize) -> usize {
-    2 * 32 * (hd + 8) * 2 + 4 * 16 * 32 * 4 + 2 * 4 * 16 * 40 * 2 + 64 * 4 + 8
+    2 * 32 * (hd + 8) * 2 + 4 * 16 * 32 * 4 + 2 * 4 * 16 * 40 * 2 + 64 * 4 + 16
 }
 
 /// Bytes of a Q6_K block on the device: the 210 of GGUF padded so that each part (ql, qh,
@@ -758,20 +761,17 @@ impl VulkanBackend {
         let p_threads_per_row = opts
             .prompt_threads_per_row
             .filter(|t| t.is_power_of_two() && *t <= 64)
-            .unwrap_or(1);
+            .unwrap_or(if on_cpu { 1 } else { 2 });
         let plan = kernel_plan(&ctx.info);
         let int_dot = opts.int_dot.unwrap_or(true) && plan.int_dot;
         let shuffle = ctx.info.subgroup_shuffle;
         let cpu_attention = opts.cpu_attention.unwrap_or(on_cpu);
         let coopmat = opts.coopmat.unwrap_or(true) && plan.coopmat;
+        let shared_ok = |(m, k): (u32, u32)| cm_shared_bytes(m, k) <= ctx.info.max_shared_memory;
         let (sgm, bk) = opts
             .coopmat_tile
-            .filter(|&(m, k)| (1..=2).contains(&m) && (k == 32 || k == 64))
-            .unwrap_or(if cm_shared_bytes(2, 64) <= ctx.info.max_shared_memory {
-                (2, 64)
-            } else {
-                (1, 32)
-            });
+            .filter(|&(m, k)| (1..=2).contains(&m) && (k == 32 || k == 64) && shared_ok((m, k)))
+            .unwrap_or(if shared_ok((2, 64)) { (2, 64) } else { (1, 32) });
         let cm_spec = [128 * sgm, sgm, bk];
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
@@ -1156,7 +1156,10 @@ impl VulkanBackend {
             let mut wty = w.ty;
             let mut push = push;
             let mut _scratch = None;
-            if self.prompt_f16 && !float_weight {
+            // Rows of f16 too large for one allocation dequantize inside the mat-mul instead.
+            let f16_bytes = (rows * cols * 2) as u64;
+            let fits = f16_bytes <= self.ctx.max_buffer_bytes();
+            if self.prompt_f16 && !float_weight && fits {
                 let addr = match self.f16_copy(w) {
                     Some(a) => a,
                     None => {
@@ -1228,7 +1231,11 @@ impl VulkanBackend {
         }
         let bytes = (w.rows() * w.cols() * 2) as u64;
         let left = self.f16_budget.load(Relaxed);
-        if bytes > left {
+        // Within the budget, and leaving a quarter of the device's memory to what this backend
+        // has yet to allocate (KV caches, activations).
+        let headroom = self.ctx.info.vram / 4;
+        let taken = self.ctx.allocated_bytes();
+        if bytes > left || taken + bytes + headroom > self.ctx.info.vram {
             return None;
         }
         // Out of device memory is no error here: the per-call scratch path remains.
@@ -1436,7 +1443,7 @@ impl VulkanBackend {
             _ => return None,
         };
         let fits = attn_cm_shared_bytes(head_dim) <= self.ctx.info.max_shared_memory as usize;
-        (self.coopmat && rows > 4 && fits).then_some(name)
+        (self.coopmat && self.shuffle && rows > 4 && fits).then_some(name)
     }
 
     /// attn_dec.comp's specialization ([head_dim, heads per KV head, invocations per key]) and
@@ -1445,7 +1452,8 @@ impl VulkanBackend {
     /// (at most `MAX_SPLITS` of them) and the shared memory for their scores.
     fn attn_dec_plan(&self, p: &AttnParams, keys: usize) -> Option<([u32; 3], usize)> {
         let hd = p.head_dim;
-        if !self.shuffle || p.n_head_kv == 0 || !p.n_head.is_multiple_of(p.n_head_kv) {
+        let subgroups = self.shuffle && self.ctx.info.subgroup_arithmetic;
+        if !subgroups || p.n_head_kv == 0 || !p.n_head.is_multiple_of(p.n_head_kv) {
             return None;
         }
         let g = p.n_head / p.n_head_kv;
@@ -1457,7 +1465,8 @@ impl VulkanBackend {
         let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
         // About 64 slices, each a power of two of 32 to 1,024 keys.
         let split_len = keys.div_ceil(64).next_power_of_two().clamp(32, 1024);
-        let shared = 4 * (g * hd + g * 1024 + 16 + 1 + 8 * MAX_SPLITS);
+        // qs, ps, ml, is_last, wexp, and quant8.glsl's four arrays of 128 words.
+        let shared = 4 * (g * hd + g * 1024 + 16 + 1 + 8 * MAX_SPLITS + 4 * 128);
         if keys.div_ceil(split_len) > MAX_SPLITS
             || shared > self.ctx.info.max_shared_memory as usize
         {
@@ -1668,7 +1677,13 @@ impl Backend for VulkanBackend {
     fn rms_norm_into(&self, x: &VkTensor, w: &VkWeight, eps: f32) -> VkTensor {
         let out = self.new_tensor(x.rows, x.cols);
         let whole_rows = w.dims.iter().product::<u64>() as usize == x.cols;
-        match self.quant_target(x.rows, x.cols).filter(|_| whole_rows) {
+        // Decode steps: norm_quant spreads a row over workgroups that each sum it whole, worth it
+        // only for a few rows (and the sums agree with rms_norm's at these sizes).
+        let decode = x.rows <= 4;
+        match self
+            .quant_target(x.rows, x.cols)
+            .filter(|_| whole_rows && decode)
+        {
             // The pre-norm of a block feeds its projections: quantized in the same dispatch.
             Some((mode, q, s)) => {
                 let push = Push::new()

@@ -27,6 +27,8 @@ pub struct Context {
     mem_props: vk::PhysicalDeviceMemoryProperties,
     pipeline_layout: vk::PipelineLayout,
     pipelines: Mutex<HashMap<(&'static str, [u32; 4]), vk::Pipeline>>,
+    /// Bytes of the buffers alive on this device (all memory kinds).
+    allocated: std::sync::atomic::AtomicU64,
     // Dropped last: the device must go before the instance.
     _instance: Instance,
 }
@@ -121,6 +123,7 @@ impl Context {
                 mem_props,
                 pipeline_layout: layout,
                 pipelines: Mutex::new(HashMap::new()),
+                allocated: Default::default(),
                 _instance: instance,
             }))
         }
@@ -156,14 +159,24 @@ impl Context {
         .map(|i| i as u32)
     }
 
+    /// The largest buffer `buffer` makes: the device's largest allocation, and 4 GiB (shaders
+    /// address bytes within a buffer with 32-bit offsets).
+    pub fn max_buffer_bytes(&self) -> u64 {
+        match self.info.max_allocation {
+            0 => u32::MAX as u64,
+            m => m.min(u32::MAX as u64),
+        }
+    }
+
+    /// Bytes of the buffers alive on this device.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.allocated.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// A buffer of `size` bytes (at least 16).
     pub fn buffer(self: &Arc<Self>, size: u64, kind: Memory) -> Result<Buffer, VulkanError> {
         let size = size.max(16);
-        // Shaders address bytes within a buffer with 32-bit offsets.
-        let limit = match self.info.max_allocation {
-            0 => u32::MAX as u64,
-            m => m.min(u32::MAX as u64),
-        };
+        let limit = self.max_buffer_bytes();
         if size > limit {
             return Err(VulkanError::TooLarge { bytes: size, limit });
         }
@@ -230,6 +243,8 @@ impl Context {
             };
             let address =
                 d.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(buffer));
+            self.allocated
+                .fetch_add(size, std::sync::atomic::Ordering::Relaxed);
             Ok(Buffer {
                 ctx: self.clone(),
                 buffer,
@@ -374,6 +389,9 @@ impl Drop for Buffer {
             self.ctx.device.destroy_buffer(self.buffer, None);
             self.ctx.device.free_memory(self.memory, None);
         }
+        self.ctx
+            .allocated
+            .fetch_sub(self.size, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
