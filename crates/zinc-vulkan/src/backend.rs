@@ -1317,6 +1317,44 @@ impl VulkanBackend {
         let expert_rows = w.rows();
         let expert_bytes = expert_rows as u64 * w.row_bytes;
         let out = self.new_tensor(nslots, nrows);
+        // Integer dot products where the format has them (moe_matvecq.comp); gate and up share
+        // one quantized input and run without a barrier between them, as dense mat-vecs do.
+        if self.int_dot {
+            if let Some((q, s, used)) = self.quant_input(w.ty, x) {
+                let seq = self.rec().ops;
+                let tpr = self.q_threads_per_row;
+                let wg = 128.max(tpr);
+                let groups = nrows.div_ceil((wg / tpr) as usize);
+                let g = [
+                    nslots as u32,
+                    groups.min(65535) as u32,
+                    groups.div_ceil(65535) as u32,
+                ];
+                let push = Push::new()
+                    .addr(w.buf.address)
+                    .addr(q)
+                    .addr(s)
+                    .addr(out.addr())
+                    .addr(ids)
+                    .addr(scale.unwrap_or(0))
+                    .u32(cols as u32)
+                    .u32(nrows as u32)
+                    .u32(w.row_bytes as u32)
+                    .u32(expert_bytes as u32)
+                    .u32(nslots as u32)
+                    .u32(k as u32)
+                    .u32(x_per_slot as u32)
+                    .u32(scale.is_some() as u32)
+                    .u32(row_offset as u32);
+                let spec = [wg, tpr, 0, 0];
+                let name = variant("moe_matvecq", w.ty);
+                self.run_ordered(name, spec, g, push, Some(out.addr()), used);
+                if self.rec().ops == seq + 1 {
+                    self.quant_still_valid();
+                }
+                return out;
+            }
+        }
         let xa = self.dot_input(w.ty, x, false).unwrap_or(x.addr());
         let push = Push::new()
             .addr(w.buf.address)
