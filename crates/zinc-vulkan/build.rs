@@ -90,17 +90,15 @@ fn main() {
         println!("cargo:rerun-if-changed={}", path.display());
         let stem = path.file_stem().unwrap().to_string_lossy().to_string();
         let text = expand(&dir, &std::fs::read_to_string(&path).unwrap(), 0);
+        // A variant: `name` compiled with `define` right after `#version`.
+        let variant = |suffix: String, define: String| {
+            let src = text.replacen("#version 450\n", &format!("#version 450\n{define}\n"), 1);
+            (format!("{stem}_{suffix}"), src)
+        };
         let variants: Vec<(String, String)> = if PER_HEAD_DIM.contains(&stem.as_str()) {
             HEAD_DIMS
                 .iter()
-                .map(|d| {
-                    let src = text.replacen(
-                        "#version 450\n",
-                        &format!("#version 450\n#define HEAD_DIM {d}u\n"),
-                        1,
-                    );
-                    (format!("{stem}_{d}"), src)
-                })
+                .map(|d| variant(d.to_string(), format!("#define HEAD_DIM {d}u")))
                 .collect()
         } else if PER_FORMAT.contains(&stem.as_str()) {
             FORMATS
@@ -110,17 +108,10 @@ fn main() {
                         || !FLOAT_FORMATS.contains(f)
                         || FLOAT_EXTRA.contains(&(stem.as_str(), **f))
                 })
-                .map(|f| {
-                    let src = text.replacen(
-                        "#version 450\n",
-                        &format!("#version 450\n#define TYPE_{f} 1\n"),
-                        1,
-                    );
-                    (format!("{stem}_{f}"), src)
-                })
+                .map(|f| variant(f.to_string(), format!("#define TYPE_{f} 1")))
                 .collect()
         } else {
-            vec![(stem.clone(), text)]
+            vec![(stem.clone(), text.clone())]
         };
         for (name, src) in variants {
             let words = compile(&name, &src);

@@ -1,58 +1,88 @@
 #version 450
-// attn_combine.comp — split-K attention, pass 2: merges the nsplit partials of attn_split.comp.
+// attn_combine.comp — split-K attention, pass 2: merges the nsplit partials of attn_split.comp
+// or attn_dec.comp, HPB consecutive heads a workgroup. With a mode, the merged rows — the
+// out-projection's input, HPB heads making whole quantization blocks — are also quantized for
+// its integer-dot mat-vec (quant8.glsl), in the same dispatch.
+//
+// M = max_s m_s; L = Σ_s l_s·e^(m_s − M); o[d] = Σ_s acc_s[d]·e^(m_s − M) / L (empty slices have
+// m_s = −3.0e38, so their weight is 0).
 //
 // Buffers (device addresses in the push constants):
 //   part : Floats — partials: slice s of (row t, head h) at
 //                   ((t·n_head + h)·nsplit + s)·(head_dim + 2): [m, l, acc[head_dim]]
-//   o    : Floats — nrows × (n_head·head_dim) outputs, head h of row t at o[(t·n_head + h)·head_dim ..]
-// Push constants (std430, in order): Floats part; Floats o; uint n_head; uint head_dim;
-//   uint nrows; uint nsplit.
-// Specialization constant 0: WG, the workgroup size (default 64).
-// Dispatch: (n_head, nrows, 1) workgroups: x = head h, y = row t.
-// M = max_s m_s; L = Σ_s l_s·e^(m_s − M); o[d] = Σ_s acc_s[d]·e^(m_s − M) / L
-// (empty slices have m_s = −3.0e38, so their weight is 0). Every invocation computes M and L
-// itself (nsplit is small) and writes dimensions d = tid, tid + WG, ….
+//   o    : Floats — nrows × (n_head·head_dim) outputs
+//   q, s         — o quantized (quant8.glsl's layout, over the flattened rows; mode > 0)
+// Push constants (std430, in order): Floats part; Floats o; Words q; Floats s; uint n_head;
+//   uint head_dim; uint nrows; uint nsplit; uint hpb (≤ 8, dividing n_head; with a mode,
+//   hpb·head_dim a multiple of the block: 32 for mode 1, 256 for mode 2); uint mode (0: no
+//   quantization).
+// Workgroup: 64 invocations, fixed; each takes 4 consecutive outputs of a 256-output span.
+// Dispatch: (n_head / hpb, nrows, 1) workgroups.
 
 #include "common.glsl"
 
-layout(constant_id = 0) const uint WG = 64;
-layout(local_size_x_id = 0) in;
+const uint WG = 64u;
+layout(local_size_x = 64) in;
 
 layout(push_constant, std430) uniform PC {
     Floats part;
     Floats o;
+    Words q;
+    Floats s;
     uint n_head;
     uint head_dim;
     uint nrows;
     uint nsplit;
+    uint hpb;
+    uint mode;
 } pc;
 
+#include "quant8.glsl"
+
+shared float mls[16]; // per head of the group: the largest m, 1 / L
+
 void main() {
-    uint h = gl_WorkGroupID.x;
+    uint h0 = gl_WorkGroupID.x * pc.hpb;
     uint t = gl_WorkGroupID.y;
-    if (h >= pc.n_head || t >= pc.nrows) {
-        return;
-    }
     uint tid = gl_LocalInvocationID.x;
     uint hd = pc.head_dim;
     uint stride = hd + 2u;
-    uint base = (t * pc.n_head + h) * pc.nsplit * stride;
-
-    float mx = -3.0e38;
-    for (uint s = 0u; s < pc.nsplit; s++) {
-        mx = max(mx, pc.part.v[base + s * stride]);
-    }
-    float lsum = 0.0;
-    for (uint s = 0u; s < pc.nsplit; s++) {
-        lsum += pc.part.v[base + s * stride + 1u] * exp(pc.part.v[base + s * stride] - mx);
-    }
-    float inv_l = (lsum > 0.0) ? 1.0 / lsum : 0.0;
-    uint ooff = (t * pc.n_head + h) * hd;
-    for (uint d = tid; d < hd; d += WG) {
-        float a = 0.0;
+    if (tid < pc.hpb) {
+        uint base = (t * pc.n_head + h0 + tid) * pc.nsplit * stride;
+        float mx = -3.0e38;
         for (uint s = 0u; s < pc.nsplit; s++) {
-            a += pc.part.v[base + s * stride + 2u + d] * exp(pc.part.v[base + s * stride] - mx);
+            mx = max(mx, pc.part.v[base + s * stride]);
         }
-        pc.o.v[ooff + d] = a * inv_l;
+        float lsum = 0.0;
+        for (uint s = 0u; s < pc.nsplit; s++) {
+            lsum += pc.part.v[base + s * stride + 1u] * exp(pc.part.v[base + s * stride] - mx);
+        }
+        mls[2u * tid] = mx;
+        mls[2u * tid + 1u] = (lsum > 0.0) ? 1.0 / lsum : 0.0;
+    }
+    barrier();
+    uint span = pc.hpb * hd;
+    uint ooff = (t * pc.n_head + h0) * hd;
+    for (uint j0 = 0u; j0 < span; j0 += 256u) {
+        uint e = j0 + 4u * tid;
+        bool live = e < span; // span is a multiple of 32: a word is wholly in or out
+        vec4 v = vec4(0.0);
+        if (live) {
+            for (uint k = 0u; k < 4u; k++) {
+                uint hh = (e + k) / hd;
+                uint d = (e + k) % hd;
+                uint base = (t * pc.n_head + h0 + hh) * pc.nsplit * stride;
+                float mx = mls[2u * hh];
+                float a = 0.0;
+                for (uint s = 0u; s < pc.nsplit; s++) {
+                    a += pc.part.v[base + s * stride + 2u + d] * exp(pc.part.v[base + s * stride] - mx);
+                }
+                v[k] = a * mls[2u * hh + 1u];
+                pc.o.v[ooff + e + k] = v[k];
+            }
+        }
+        if (pc.mode != 0u) {
+            quant_word(tid, v, ooff + e, live, pc.mode, pc.q, pc.s); // uniform branch
+        }
     }
 }

@@ -217,7 +217,7 @@ void main() {
     }
 
     // The last of the nsplit workgroups of (row t, KV head g) merges the slices of its G heads
-    // (attn_combine.comp's arithmetic) and, with a mode, quantizes the merged G·HD values.
+    // (attn_combine.comp's arithmetic, with each slice's weight computed once) and, with a mode, quantizes the merged G·HD values.
     memoryBarrierBuffer(); // this workgroup's partials are visible before it is counted
     barrier();
     if (tid == 0u) {

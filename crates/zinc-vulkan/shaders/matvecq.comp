@@ -16,8 +16,7 @@
 // Push constants (std430, in order): Words w; Words xq; Floats xs; Floats y; uint ncols;
 //   uint nrows; uint row_bytes; uint ntok; uint accumulate (1: y += W·x, a residual connection).
 // Specialization constants: 0 = WG, the workgroup size (default 128); 1 = TPR, threads per row
-//   (a power of two dividing WG, default 16); 2 = NT, tokens per invocation (1..16, default 1);
-//   3 = UN, units a lane takes at a time (default 1).
+//   (a power of two dividing WG, default 16); 2 = NT, tokens per invocation (1..16, default 1).
 // Dispatch: (ceil(ntok / NT), min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / TPR))
 //   row groups: the token group is gl_WorkGroupID.x (fastest, so the workgroups that share a
 //   slice of W run together and find it in cache), the row group y + z·65535.
@@ -33,7 +32,6 @@
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint TPR = 16;
 layout(constant_id = 2) const uint NT = 1;
-layout(constant_id = 3) const uint UN = 1;
 layout(local_size_x_id = 0) in;
 
 layout(push_constant, std430) uniform PC {
@@ -93,21 +91,13 @@ void main() {
         const uint UPB = BLOCK_ELEMS / UNIT; // units per block
         uint nunits = pc.ncols / UNIT;
         uint row = r * pc.row_bytes;
-        for (uint i0 = lane; i0 < nunits; i0 += UN * TPR) {
-            // UN units at a time, with no branch between them, so that their loads are issued
-            // together; a unit past the row's end recomputes the first and counts for nothing.
-            [[unroll]] for (uint k = 0u; k < UN; k++) {
-                uint i = i0 + k * TPR;
-                bool in_row = i < nunits;
-                i = in_row ? i : i0;
-                uint bb = row + (i / UPB) * BLOCK_BYTES;
-                uint u = i % UPB;
-                uint e0 = i * UNIT;
-                [[unroll]] for (uint j = 0u; j < NT; j++) {
-                    float d = unit_dot(pc.w, bb, u, pc.xq, pc.xs, xw[j] + e0 / 4u,
-                                       xc[j] + (e0 / 32u) * 4u);
-                    acc[j] += in_row ? d : 0.0;
-                }
+        for (uint i = lane; i < nunits; i += TPR) {
+            uint bb = row + (i / UPB) * BLOCK_BYTES;
+            uint u = i % UPB;
+            uint e0 = i * UNIT;
+            [[unroll]] for (uint j = 0u; j < NT; j++) {
+                acc[j] += unit_dot(pc.w, bb, u, pc.xq, pc.xs, xw[j] + e0 / 4u,
+                                   xc[j] + (e0 / 32u) * 4u);
             }
         }
     }

@@ -36,9 +36,6 @@ pub struct VulkanOptions {
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
     pub prompt_threads_per_row: Option<u32>,
-    /// Units each lane of the integer-dot mat-vec takes at a time on decode steps (1, 2 or 4).
-    /// `None`: 1 (H200, Qwen3-8B tg64 at 16 lanes a row: 1 → 177, 2 → 172, 4 → 160 tok/s).
-    pub units_per_lane: Option<u32>,
     /// Integer dot products for quantized mat-vecs (`matvecq.comp`). `None`: wherever the device
     /// has shaderIntegerDotProduct; `Some(false)` keeps the float mat-vec (tests run both).
     pub int_dot: Option<bool>,
@@ -146,13 +143,10 @@ struct Recorder {
     /// Commands recorded so far (dispatches, copies, fills): a value that has not moved means
     /// no buffer was written in between (see `QuantCache`).
     ops: u64,
-    /// A command was recorded since the last barrier: the next one waits for it unless it is
-    /// recorded as concurrent.
-    pending: bool,
     /// Since the last barrier: every command declared the one buffer it writes (these), or not
     /// (`None`: anything may have been written).
     written: Option<Vec<u64>>,
-    /// The pipeline stages of the commands since the last barrier.
+    /// The pipeline stages of the commands since the last barrier (none: no barrier is owed).
     since: vk::PipelineStageFlags,
 }
 
@@ -246,7 +240,6 @@ impl Recorder {
                 keep: Vec::new(),
                 readback: None,
                 ops: 0,
-                pending: false,
                 written: Some(Vec::new()),
                 since: vk::PipelineStageFlags::empty(),
             })
@@ -286,12 +279,11 @@ impl Recorder {
             (Some(w), Some(out)) => concurrent && !w.contains(&out),
             _ => false,
         };
-        if self.pending && !free {
+        if !self.since.is_empty() && !free {
             self.barrier(self.since, stage);
             self.written = Some(Vec::new());
             self.since = vk::PipelineStageFlags::empty();
         }
-        self.pending = true;
         self.since |= stage;
         match (&mut self.written, writes) {
             (Some(w), Some(out)) => w.push(out),
@@ -629,15 +621,12 @@ pub struct VulkanBackend {
     /// 8 → 19.5, 16 → 25.7, 32 → 28.6, 64 → 30.9 tok/s).
     threads_per_row: u32,
     /// Threads per row of the integer-dot mat-vec on decode steps: 1 on CPU devices, 16 on GPUs
-    /// (H200 decode, Qwen3-8B, tg64 after the session-4 fusions: 8 → 158, 16 → 180, 32 → ~170,
-    /// 64 → 146 tok/s).
+    /// (H200 decode, Qwen3-8B, after the session-4 fusions: tg64 at 16 → 180, 64 → 146 tok/s;
+    /// 32 gave 170 at tg128).
     q_threads_per_row: u32,
     /// Threads per row of the integer-dot kernel on prompts (H200, Qwen3-8B prompt 512:
     /// 32 → 189, 16 → 349, 8 → 582, 4 → 881, 2 → 1082 tok/s).
     p_threads_per_row: u32,
-    /// Units (dotq.glsl) each lane of the integer-dot mat-vec takes at a time on decode steps,
-    /// their loads in flight together.
-    units_per_lane: u32,
     /// Quantized mat-vecs take the integer-dot path (see [`VulkanOptions::int_dot`]).
     int_dot: bool,
     /// Mat-vec row reductions may use subgroup shuffles.
@@ -784,12 +773,7 @@ impl VulkanBackend {
             None if ctx.info.vram >= 32 * GIB => ctx.info.vram / 4,
             None => 0,
         };
-        let units_per_lane = opts
-            .units_per_lane
-            .filter(|u| [1, 2, 4].contains(u))
-            .unwrap_or(1);
         let b = VulkanBackend {
-            units_per_lane,
             threads_per_row,
             q_threads_per_row,
             p_threads_per_row,
@@ -1070,7 +1054,7 @@ impl VulkanBackend {
     /// Where the next kernel's output `n` values (rows of `cols`) will likely feed an
     /// integer-dot mat-vec: the activation mode to quantize them in as they are produced (the
     /// mode the last such mat-vec asked for) and fresh buffers for the quantization. Prompts on
-    /// cooperative matrices read f32, so they get none.
+    /// cooperative matrices take rounded f16 activations instead, so they get none.
     fn quant_target(&self, rows: usize, cols: usize) -> Option<(u32, VkTensor, VkTensor)> {
         let mode = self.last_mode.load(Relaxed);
         let block = match mode {
@@ -1114,22 +1098,17 @@ impl VulkanBackend {
         }
         // The f32 kernels take the activations rounded as the CPU's dot product sees them.
         // The cooperative-matrix mat-mul reads them as f16 (`matmul_cm.comp`'s XH).
-        let xa = self.dot_input(w.ty, x, cooperative);
-        if cooperative && xa.is_none() {
-            // No rounding for f32 activations is defined: the mat-mul converts them itself.
-            return self.project_rounded(w, x, x.addr(), out, cooperative, float_weight, false);
-        }
-        let xa = xa.unwrap_or(x.addr());
+        // (Every weight that goes there has a rounding: F32 weights do not.)
+        let xa = self.dot_input(w.ty, x, cooperative).unwrap_or(x.addr());
         // What follows writes only fresh buffers (the output, a scratch weight).
         let seq = self.rec().ops;
-        let y = self.project_rounded(w, x, xa, out, cooperative, float_weight, cooperative);
+        let y = self.project_rounded(w, x, xa, out, cooperative, float_weight);
         self.round_still_valid(seq);
         y
     }
 
-    /// `project` once the activations are rounded (at `xa`, as f16 pairs with `x_half`; `x`
-    /// gives the shape).
-    #[allow(clippy::too_many_arguments)]
+    /// `project` once the activations are rounded (at `xa`, as f16 pairs for the cooperative
+    /// mat-mul; `x` gives the shape).
     fn project_rounded(
         &self,
         w: &VkWeight,
@@ -1138,7 +1117,6 @@ impl VulkanBackend {
         out: VkTensor,
         cooperative: bool,
         float_weight: bool,
-        x_half: bool,
     ) -> VkTensor {
         let (rows, cols) = (w.rows(), w.cols());
         let push = Push::new()
@@ -1192,7 +1170,7 @@ impl VulkanBackend {
             if !cols.is_multiple_of(bk as usize) {
                 bk = 32;
             }
-            let spec = [wg, sgm, bk, x_half as u32];
+            let spec = [wg, sgm, bk, 1]; // XH: the activations arrive as f16
             self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
             return out;
         }
@@ -1270,10 +1248,10 @@ impl VulkanBackend {
             .u32(x.rows as u32)
             .u32(accumulate as u32);
         // Decode steps: a token per invocation; prompts: NT tokens share each weight read.
-        let (nt, tpr, un): (u32, u32, u32) = if x.rows <= 4 {
-            (1, self.q_threads_per_row, self.units_per_lane)
+        let (nt, tpr): (u32, u32) = if x.rows <= 4 {
+            (1, self.q_threads_per_row)
         } else {
-            (8, self.p_threads_per_row, 1)
+            (8, self.p_threads_per_row)
         };
         let wg = 128.max(tpr);
         let groups = rows.div_ceil((wg / tpr) as usize);
@@ -1285,7 +1263,7 @@ impl VulkanBackend {
         let writes = (!accumulate).then_some(y);
         self.run_ordered(
             variant("matvecq", w.ty),
-            [wg, tpr, nt, un],
+            [wg, tpr, nt, 0],
             g,
             push,
             writes,
@@ -1317,6 +1295,18 @@ impl VulkanBackend {
         let expert_rows = w.rows();
         let expert_bytes = expert_rows as u64 * w.row_bytes;
         let out = self.new_tensor(nslots, nrows);
+        // The scalars both kernels take after their addresses.
+        let shape = |p: Push| {
+            p.u32(cols as u32)
+                .u32(nrows as u32)
+                .u32(w.row_bytes as u32)
+                .u32(expert_bytes as u32)
+                .u32(nslots as u32)
+                .u32(k as u32)
+                .u32(x_per_slot as u32)
+                .u32(scale.is_some() as u32)
+                .u32(row_offset as u32)
+        };
         // Integer dot products where the format has them (moe_matvecq.comp); gate and up share
         // one quantized input and run without a barrier between them, as dense mat-vecs do.
         if self.int_dot {
@@ -1330,22 +1320,8 @@ impl VulkanBackend {
                     groups.min(65535) as u32,
                     groups.div_ceil(65535) as u32,
                 ];
-                let push = Push::new()
-                    .addr(w.buf.address)
-                    .addr(q)
-                    .addr(s)
-                    .addr(out.addr())
-                    .addr(ids)
-                    .addr(scale.unwrap_or(0))
-                    .u32(cols as u32)
-                    .u32(nrows as u32)
-                    .u32(w.row_bytes as u32)
-                    .u32(expert_bytes as u32)
-                    .u32(nslots as u32)
-                    .u32(k as u32)
-                    .u32(x_per_slot as u32)
-                    .u32(scale.is_some() as u32)
-                    .u32(row_offset as u32);
+                let push = Push::new().addr(w.buf.address).addr(q).addr(s);
+                let push = shape(push.addr(out.addr()).addr(ids).addr(scale.unwrap_or(0)));
                 let spec = [wg, tpr, 0, 0];
                 let name = variant("moe_matvecq", w.ty);
                 self.run_ordered(name, spec, g, push, Some(out.addr()), used);
@@ -1356,21 +1332,8 @@ impl VulkanBackend {
             }
         }
         let xa = self.dot_input(w.ty, x, false).unwrap_or(x.addr());
-        let push = Push::new()
-            .addr(w.buf.address)
-            .addr(xa)
-            .addr(out.addr())
-            .addr(ids)
-            .addr(scale.unwrap_or(0))
-            .u32(cols as u32)
-            .u32(nrows as u32)
-            .u32(w.row_bytes as u32)
-            .u32(expert_bytes as u32)
-            .u32(nslots as u32)
-            .u32(k as u32)
-            .u32(x_per_slot as u32)
-            .u32(scale.is_some() as u32)
-            .u32(row_offset as u32);
+        let push = Push::new().addr(w.buf.address).addr(xa);
+        let push = shape(push.addr(out.addr()).addr(ids).addr(scale.unwrap_or(0)));
         let mut g = fold(nrows);
         g[1] = nslots as u32;
         self.run(variant("moe_matvec", w.ty), 64, g, push);
@@ -1434,9 +1397,9 @@ impl VulkanBackend {
         self.run("rope", 64, fold(n.div_ceil(64)), push);
     }
 
-    /// Split-K attention, pass 2 (one query row): the partials merged into `out`, which is also
-    /// quantized for the out-projection where the heads group into whole blocks
-    /// (attn_combine_q.comp), else attn_combine.comp.
+    /// Split-K attention, pass 2 (one query row): the partials merged into `out`
+    /// (attn_combine.comp), which also quantizes it for the out-projection where the heads group
+    /// into whole blocks.
     fn attn_combine(&self, part: &VkTensor, out: &VkTensor, p: &AttnParams, nsplit: usize) {
         let hd = p.head_dim;
         let target = self.quant_target(1, p.n_head * hd).and_then(|t| {
@@ -1445,30 +1408,25 @@ impl VulkanBackend {
             let fits = hpb <= 8 && p.n_head.is_multiple_of(hpb) && (hpb * hd).is_multiple_of(block);
             fits.then_some((t, hpb))
         });
-        let Some(((mode, qb, sb), hpb)) = target else {
-            let push = Push::new()
-                .addr(part.addr())
-                .addr(out.addr())
-                .u32(p.n_head as u32)
-                .u32(hd as u32)
-                .u32(1)
-                .u32(nsplit as u32);
-            self.run("attn_combine", 64, [p.n_head as u32, 1, 1], push);
-            return;
+        let (mode, qa, sa, hpb) = match &target {
+            Some(((m, qb, sb), hpb)) => (*m, qb.addr(), sb.addr(), *hpb),
+            None => (0, 0, 0, 1),
         };
         let push = Push::new()
             .addr(part.addr())
             .addr(out.addr())
-            .addr(qb.addr())
-            .addr(sb.addr())
+            .addr(qa)
+            .addr(sa)
             .u32(p.n_head as u32)
             .u32(hd as u32)
             .u32(1)
             .u32(nsplit as u32)
             .u32(hpb as u32)
             .u32(mode);
-        self.run("attn_combine_q", 64, [(p.n_head / hpb) as u32, 1, 1], push);
-        self.quant_primed(out, mode, qb, sb);
+        self.run("attn_combine", 64, [(p.n_head / hpb) as u32, 1, 1], push);
+        if let Some(((m, qb, sb), _)) = target {
+            self.quant_primed(out, m, qb, sb);
+        }
     }
 
     /// The cooperative-matrix prompt attention compiled for this head dimension, where it
@@ -1987,7 +1945,7 @@ impl Backend for VulkanBackend {
                     .quant_target(1, p.n_head * p.head_dim)
                     .filter(|t| group.is_multiple_of(if t.0 == 1 { 32 } else { 256 }));
                 // Merging in one workgroup a KV head pays off for a few slices (short
-                // contexts); many (long ones) merge faster spread over attn_combine's heads
+                // contexts); many (long ones) merge faster spread over attn_combine.comp
                 // (H200, Qwen3-8B at 4,096 tokens: 147 → 131 tok/s merged at 64 slices).
                 let merge = p.n_head_kv <= ATTN_COUNTERS && nsplit <= MERGE_SPLITS;
                 let (mode, qa, sa) = target

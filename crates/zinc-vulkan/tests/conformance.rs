@@ -23,8 +23,6 @@ fn conforms(tpr: u32, int_dot: bool, cpu_attention: bool) {
         prompt_threads_per_row: Some(tpr),
         int_dot: Some(int_dot),
         cpu_attention: Some(cpu_attention),
-        // The GPU shape (16 lanes a row) also takes two units a lane at a time.
-        units_per_lane: Some(if tpr == 16 { 2 } else { 1 }),
         ..Default::default()
     })
     .expect("a Vulkan device with the validation layer (CI installs lavapipe and vulkan-validationlayers)");

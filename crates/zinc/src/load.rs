@@ -55,9 +55,6 @@ pub struct ModelArgs {
     /// comparisons).
     #[arg(long, hide = true)]
     pub vk_prompt_f16: Option<bool>,
-    /// Vulkan decode mat-vec: units each lane takes at a time (kernel tuning: 1, 2, 4).
-    #[arg(long, hide = true)]
-    pub vk_units_per_lane: Option<u32>,
     /// Vulkan: MiB of device memory for f16 copies of quantized weights that speed up prompts
     /// (default: a quarter of the memory on GPUs of 32 GiB or more, else none).
     #[arg(long)]
@@ -113,7 +110,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_cpu_attention: None,
         vk_coopmat_tile: a.vk_coopmat_tile,
         vk_prompt_f16: a.vk_prompt_f16,
-        vk_units_per_lane: None,
         vk_prompt_cache_mb: None,
     })
 }
@@ -171,7 +167,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
         prompt_f16: args.vk_prompt_f16,
-        units_per_lane: args.vk_units_per_lane,
         prompt_weight_cache_mb: args.vk_prompt_cache_mb,
         profile: args.profile,
     };
