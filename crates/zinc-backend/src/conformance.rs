@@ -69,7 +69,7 @@ const MM_ROWS: usize = 37;
 const FOLD_ROWS: usize = 70_001;
 const N_EMBD: usize = 64;
 const N_FF: usize = 96;
-const N_EXPERT: usize = 8;
+const N_EXPERT: usize = 80; // more than moe_route.comp's 64 invocations a token
 
 fn mm_cols(ty: GgmlType) -> usize {
     match ty.block_size() {
@@ -600,6 +600,11 @@ pub fn run<B: Backend>(
         (4, 2, 64, 200, 101, Some(33)),
         (8, 2, 128, 300, 130, None),
         (8, 2, 128, 200, 1, None),
+        // Decode (attn_dec on GPUs) with head dimensions read in several chunks, and with 8
+        // query heads a KV head (its scores need more shared memory than lavapipe has).
+        (8, 2, 96, 700, 1, None),
+        (16, 2, 96, 700, 1, None),
+        (5, 1, 80, 600, 1, None),
     ] {
         let case = format!(
             "attention heads={n_head}/{n_head_kv} head_dim={head_dim} ctx={ctx} rows={rows} window={window:?}"

@@ -13,9 +13,11 @@
 //   (query heads g·G .. g·G + G − 1), y = row t, z = slice s of split_len keys (a power of two
 //   ≤ 1024: shared memory holds the slice's G × split_len scores).
 // Scores: LPK invocations share a key, each dotting HD / LPK dimensions with every query head,
-// summed by subgroup shuffles. Softmax of the slice per head (a subgroup per head): m = its
-// largest score, weights e^(s − m), l = their sum. Values: invocation d accumulates dimension d
-// (and d + 128) for all G heads. Partials [m, l, acc] per (row, head, slice). With `merge`, the
+// summed by subgroup shuffles; an invocation loads U keys' vectors before it multiplies, so a
+// slice's reads are in flight together. Softmax of the slice per head (a subgroup per head):
+// m = its largest score, weights e^(s − m), l = their sum. Values the same way round: invocation
+// (key slot, part) sums its keys' 8-dimension vectors times the weights for all G heads, and the
+// key slots are summed (shuffles within a subgroup, then subgroups in order through `red`). Partials [m, l, acc] per (row, head, slice). With `merge`, the
 // last workgroup of a (row, KV head) to finish (a counter, device-scope atomics) merges them
 // as attn_combine.comp does — one dispatch for the whole attention — and may quantize the
 // result for the out-projection (quant8.glsl; G·HD a multiple of the block).
@@ -63,9 +65,11 @@ const float NEG_BIG = -3.0e38; // the empty-slice sentinel; keeps exp() argument
 const uint SL_MAX = 1024u;
 const uint DPL = HD / LPK; // dimensions per invocation in the score pass
 const uint KPP = 128u / LPK; // keys per pass
+const uint U = 8u; // keys an invocation loads at once
 
 shared float qs[G * HD];
 shared float ps[G * SL_MAX];
+shared float red[G * LPK * 8u]; // values: the slots' sums, head by head
 shared float ml[2u * 8u];
 shared uint is_last;
 const uint MAX_SPLITS = 128u; // the host's limit on slices
@@ -90,42 +94,52 @@ void main() {
     uint end = min(p + 1u, lo + (sp + 1u) * pc.split_len); // keys [begin, end)
     barrier();
 
-    // Scores.
+    // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
+    // are in flight together.
     Quads k4 = Quads(pc.kc);
     uint part_lane = tid % LPK;
     uint slot = tid / LPK;
-    for (uint j0 = begin; j0 < end; j0 += KPP) {
-        uint j = j0 + slot;
-        bool valid = j < end;
-        float s[8];
-        [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-            s[gi] = 0.0;
+    for (uint j0 = begin; j0 < end; j0 += KPP * U) {
+        float s[U][8];
+        [[unroll]] for (uint u = 0u; u < U; u++) {
+            [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+                s[u][gi] = 0.0;
+            }
         }
-        if (valid) {
-            // Dimensions part_lane·DPL .. + DPL of key j: DPL / 8 vectors of 8 halves.
-            uint v0 = (j * kv_dim + g * HD + part_lane * DPL) / 8u;
-            for (uint c = 0u; c < DPL / 8u; c++) {
-                uvec4 w = k4.v[v0 + c];
-                uint d0 = part_lane * DPL + 8u * c;
-                [[unroll]] for (uint e = 0u; e < 4u; e++) {
-                    vec2 kk = unpackHalf2x16(w[e]);
-                    [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-                        if (gi < G) {
-                            s[gi] += qs[gi * HD + d0 + 2u * e] * kk.x
-                                + qs[gi * HD + d0 + 2u * e + 1u] * kk.y;
+        for (uint c = 0u; c < DPL / 8u; c++) {
+            uint d0 = part_lane * DPL + 8u * c;
+            uvec4 w[U];
+            [[unroll]] for (uint u = 0u; u < U; u++) {
+                uint j = j0 + slot + u * KPP;
+                // Dimensions d0 .. d0 + 7 of key j: one vector of 8 halves.
+                w[u] = j < end ? k4.v[(j * kv_dim + g * HD + d0) / 8u] : uvec4(0u);
+            }
+            [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+                if (gi < G) {
+                    float qv[8];
+                    [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                        qv[e] = qs[gi * HD + d0 + e];
+                    }
+                    [[unroll]] for (uint u = 0u; u < U; u++) {
+                        [[unroll]] for (uint e = 0u; e < 4u; e++) {
+                            vec2 kk = unpackHalf2x16(w[u][e]);
+                            s[u][gi] += qv[2u * e] * kk.x + qv[2u * e + 1u] * kk.y;
                         }
                     }
                 }
             }
         }
-        [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-            if (gi < G) {
-                float v = s[gi];
-                for (uint st = LPK / 2u; st > 0u; st >>= 1) {
-                    v += subgroupShuffleXor(v, st);
-                }
-                if (valid && part_lane == 0u) {
-                    ps[gi * SL_MAX + (j - begin)] = pc.scale * v;
+        [[unroll]] for (uint u = 0u; u < U; u++) {
+            uint j = j0 + slot + u * KPP;
+            [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+                if (gi < G) {
+                    float v = s[u][gi];
+                    for (uint st = LPK / 2u; st > 0u; st >>= 1) {
+                        v += subgroupShuffleXor(v, st);
+                    }
+                    if (j < end && part_lane == 0u) {
+                        ps[gi * SL_MAX + (j - begin)] = pc.scale * v;
+                    }
                 }
             }
         }
@@ -157,48 +171,78 @@ void main() {
     }
     barrier();
 
-    // Values: dimension d (and d + 128, …) of every head.
-    for (uint d = tid; d < HD; d += 128u) {
-        float acc[8];
+    // Values, as the keys: invocation (slot, part_lane) sums its keys' 8-dimension vectors for
+    // every head, U keys' loads at a time; then the slots are summed, first across a subgroup
+    // (shuffles), then across subgroups in order (red), and the sums stored.
+    Quads v4 = Quads(pc.vc);
+    uint sg_slots = max(gl_SubgroupSize / LPK, 1u); // slots of one subgroup
+    bool sg_first = (lane / LPK) == 0u;
+    for (uint c = 0u; c < DPL / 8u; c++) {
+        uint d0 = part_lane * DPL + 8u * c;
+        float acc[8][8];
         [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-            acc[gi] = 0.0;
-        }
-        uint vw = (begin * kv_dim + g * HD + d) / 2u;
-        uint sel = d & 1u;
-        uint stride = kv_dim / 2u;
-        uint i = 0u;
-        // Four keys at a time: their loads are in flight together.
-        for (; i + 4u <= n; i += 4u) {
-            float v[4];
-            [[unroll]] for (uint u = 0u; u < 4u; u++) {
-                v[u] = unpackHalf2x16(pc.vc.v[vw + (i + u) * stride])[sel];
+            [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                acc[gi][e] = 0.0;
             }
-            [[unroll]] for (uint u = 0u; u < 4u; u++) {
-                [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-                    if (gi < G) {
-                        acc[gi] += ps[gi * SL_MAX + i + u] * v[u];
+        }
+        for (uint i0 = slot; i0 < n; i0 += KPP * U) {
+            uvec4 w[U];
+            [[unroll]] for (uint u = 0u; u < U; u++) {
+                uint i = i0 + u * KPP;
+                w[u] = i < n ? v4.v[((begin + i) * kv_dim + g * HD + d0) / 8u] : uvec4(0u);
+            }
+            [[unroll]] for (uint u = 0u; u < U; u++) {
+                uint i = i0 + u * KPP;
+                if (i < n) {
+                    float vv[8];
+                    [[unroll]] for (uint e = 0u; e < 4u; e++) {
+                        vec2 h = unpackHalf2x16(w[u][e]);
+                        vv[2u * e] = h.x;
+                        vv[2u * e + 1u] = h.y;
+                    }
+                    [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+                        if (gi < G) {
+                            float p = ps[gi * SL_MAX + i];
+                            [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                                acc[gi][e] += p * vv[e];
+                            }
+                        }
                     }
                 }
             }
         }
-        for (; i < n; i++) {
-            float v = unpackHalf2x16(pc.vc.v[vw + i * stride])[sel];
-            [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-                if (gi < G) {
-                    acc[gi] += ps[gi * SL_MAX + i] * v;
-                }
-            }
-        }
         [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-            if (gi < G) {
-                uint out_base = ((t * pc.n_head + h0 + gi) * nsplit + sp) * (HD + 2u);
-                if (MERGE == 1u) {
-                    CFloats(pc.part).v[out_base + 2u + d] = acc[gi];
-                } else {
-                    pc.part.v[out_base + 2u + d] = acc[gi];
+            [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                for (uint st = LPK; st < LPK * sg_slots; st <<= 1) {
+                    acc[gi][e] += subgroupShuffleXor(acc[gi][e], st);
                 }
             }
         }
+        for (uint k = 0u; k < nsg; k++) {
+            if (sg == k && sg_first) {
+                [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+                    if (gi < G) {
+                        [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                            uint r = gi * (LPK * 8u) + part_lane * 8u + e;
+                            red[r] = k == 0u ? acc[gi][e] : red[r] + acc[gi][e];
+                        }
+                    }
+                }
+            }
+            barrier();
+        }
+        for (uint r = tid; r < G * LPK * 8u; r += 128u) {
+            uint gi = r / (LPK * 8u);
+            uint pl = (r / 8u) % LPK;
+            uint d = pl * DPL + 8u * c + r % 8u;
+            uint out_base = ((t * pc.n_head + h0 + gi) * nsplit + sp) * (HD + 2u);
+            if (MERGE == 1u) {
+                CFloats(pc.part).v[out_base + 2u + d] = red[r];
+            } else {
+                pc.part.v[out_base + 2u + d] = red[r];
+            }
+        }
+        barrier();
     }
     if (tid < G) {
         uint out_base = ((t * pc.n_head + h0 + tid) * nsplit + sp) * (HD + 2u);

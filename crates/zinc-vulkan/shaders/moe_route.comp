@@ -7,18 +7,18 @@
 //   wts    : Floats — ntok × k weights of the chosen experts
 // Push constants (std430, in order): Floats logits; Words ids; Floats wts; uint n_expert; uint k;
 //   uint renorm; uint ntok.
-// Specialization constant 0: WG, the workgroup size (default 64).
-// Dispatch: 1-D, one invocation per token: (min(G, 65535), 1, ceil(G / 65535)) workgroups with
-//   G = ceil(ntok / WG); t = gl_GlobalInvocationID.x + gl_GlobalInvocationID.z · numWorkGroups.x · WG.
+// Workgroup: WG = 64 invocations per token (invocation i looks at experts i, i + WG, …).
+// Dispatch: (min(ntok, 65535), 1, ceil(ntok / 65535)): token t = x + z · 65535.
 // As the CPU backend: p_e = exp(l_e − max) / Σ exp(l − max); the k experts of largest p in
 // descending order (ties → lower expert id); wts = their p, divided by max(Σ p, 6.1035156e-5)
 // when renorm != 0. Pick j is the best expert ordered strictly after pick j−1 under
-// (p descending, id ascending), so no per-token array is needed.
+// (p descending, id ascending): each invocation finds its best, a tree in shared memory the
+// workgroup's, so no per-token array is needed and any n_expert works.
 
 #include "common.glsl"
 
-layout(constant_id = 0) const uint WG = 64;
-layout(local_size_x_id = 0) in;
+const uint WG = 64u;
+layout(local_size_x = 64) in;
 
 layout(push_constant, std430) uniform PC {
     Floats logits;
@@ -32,20 +32,50 @@ layout(push_constant, std430) uniform PC {
 
 const uint NONE = 0xFFFFFFFFu;
 
+shared float rp[WG];
+shared uint re[WG];
+
+// (p, e) ranks before (bp, be): larger p, then lower id; NONE ranks last.
+bool better(float p, uint e, float bp, uint be) {
+    return e != NONE && (be == NONE || p > bp || (p == bp && e < be));
+}
+
 void main() {
-    uint t = gl_GlobalInvocationID.x + gl_GlobalInvocationID.z * gl_NumWorkGroups.x * WG;
+    uint t = gl_WorkGroupID.x + gl_WorkGroupID.z * 65535u;
     if (t >= pc.ntok) {
-        return;
+        return; // uniform over the workgroup
     }
+    uint tid = gl_LocalInvocationID.x;
     uint base = t * pc.n_expert;
+
     float mx = uintBitsToFloat(0xFF800000u); // −inf
-    for (uint e = 0u; e < pc.n_expert; e++) {
+    for (uint e = tid; e < pc.n_expert; e += WG) {
         mx = max(mx, pc.logits.v[base + e]);
     }
-    float sum = 0.0;
-    for (uint e = 0u; e < pc.n_expert; e++) {
-        sum += exp(pc.logits.v[base + e] - mx);
+    rp[tid] = mx;
+    barrier();
+    for (uint s = WG / 2u; s > 0u; s >>= 1) {
+        if (tid < s) {
+            rp[tid] = max(rp[tid], rp[tid + s]);
+        }
+        barrier();
     }
+    mx = rp[0];
+    barrier();
+    float part = 0.0;
+    for (uint e = tid; e < pc.n_expert; e += WG) {
+        part += exp(pc.logits.v[base + e] - mx);
+    }
+    rp[tid] = part;
+    barrier();
+    for (uint s = WG / 2u; s > 0u; s >>= 1) {
+        if (tid < s) {
+            rp[tid] += rp[tid + s];
+        }
+        barrier();
+    }
+    float sum = rp[0];
+    barrier();
 
     uint kk = min(pc.k, pc.n_expert);
     float prev_p = 0.0;
@@ -54,25 +84,40 @@ void main() {
     for (uint j = 0u; j < kk; j++) {
         float best_p = 0.0;
         uint best_e = NONE;
-        for (uint e = 0u; e < pc.n_expert; e++) {
+        for (uint e = tid; e < pc.n_expert; e += WG) {
             float p = exp(pc.logits.v[base + e] - mx) / sum;
             bool after_prev = prev_e == NONE || p < prev_p || (p == prev_p && e > prev_e);
-            if (after_prev && (best_e == NONE || p > best_p)) {
+            if (after_prev && better(p, e, best_p, best_e)) {
                 best_p = p;
                 best_e = e;
             }
         }
+        rp[tid] = best_p;
+        re[tid] = best_e;
+        barrier();
+        for (uint s = WG / 2u; s > 0u; s >>= 1) {
+            if (tid < s && better(rp[tid + s], re[tid + s], rp[tid], re[tid])) {
+                rp[tid] = rp[tid + s];
+                re[tid] = re[tid + s];
+            }
+            barrier();
+        }
+        best_p = rp[0];
+        best_e = re[0];
+        barrier();
         if (best_e == NONE) {
             best_e = 0u; // only with NaN logits
             best_p = 0.0;
         }
-        pc.ids.v[t * pc.k + j] = best_e;
-        pc.wts.v[t * pc.k + j] = best_p;
+        if (tid == 0u) {
+            pc.ids.v[t * pc.k + j] = best_e;
+            pc.wts.v[t * pc.k + j] = best_p;
+        }
         wsum += best_p;
         prev_p = best_p;
         prev_e = best_e;
     }
-    if (pc.renorm != 0u) {
+    if (pc.renorm != 0u && tid == 0u) {
         float s = max(wsum, 6.1035156e-5);
         for (uint j = 0u; j < kk; j++) {
             pc.wts.v[t * pc.k + j] = pc.wts.v[t * pc.k + j] / s;

@@ -1461,8 +1461,8 @@ impl VulkanBackend {
         let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
         // About 64 slices, each a power of two of 32 to 1,024 keys.
         let split_len = keys.div_ceil(64).next_power_of_two().clamp(32, 1024);
-        // qs, ps, ml, is_last, wexp, and quant8.glsl's four arrays of 128 words.
-        let shared = 4 * (g * hd + g * 1024 + 16 + 1 + 8 * MAX_SPLITS + 4 * 128);
+        // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of 128 words.
+        let shared = 4 * (g * hd + g * 1024 + g * lpk * 8 + 16 + 1 + 8 * MAX_SPLITS + 4 * 128);
         if keys.div_ceil(split_len) > MAX_SPLITS
             || shared > self.ctx.info.max_shared_memory as usize
         {
@@ -2018,7 +2018,7 @@ impl Backend for VulkanBackend {
             .u32(k as u32)
             .u32(w.renorm as u32)
             .u32(x.rows as u32);
-        self.run("moe_route", 64, [x.rows.div_ceil(64) as u32, 1, 1], push);
+        self.run("moe_route", 64, fold(x.rows), push);
         let scales: Vec<Option<u64>> = w.scales.iter().map(|s| self.scale_buffer(*s)).collect();
         let (g, u) = match &w.gate_up {
             GateUp::Separate { gate, up } => {
