@@ -18,6 +18,7 @@ const PER_FORMAT: &[&str] = &[
     "matmul_cm",
     "dequant_f16",
     "moe_matvecq",
+    "moe_matmul_cm",
 ];
 /// Shaders compiled once per head dimension (`HEAD_DIM`), as `<name>_<dim>`.
 const PER_HEAD_DIM: &[&str] = &["attn_cm"];
@@ -25,7 +26,13 @@ const HEAD_DIMS: &[u32] = &[32, 64, 128];
 /// Float formats, which the kernels in QUANT_ONLY have no variant for (their weights go
 /// elsewhere), except the pairs in FLOAT_EXTRA (matmul_cm reads F16 rows as they are).
 const FLOAT_FORMATS: &[&str] = &["F32", "F16", "BF16"];
-const QUANT_ONLY: &[&str] = &["matvecq", "matmul_cm", "dequant_f16", "moe_matvecq"];
+const QUANT_ONLY: &[&str] = &[
+    "matvecq",
+    "matmul_cm",
+    "dequant_f16",
+    "moe_matvecq",
+    "moe_matmul_cm",
+];
 /// Exceptions to QUANT_ONLY: (shader, float format) pairs that are compiled.
 const FLOAT_EXTRA: &[(&str, &str)] = &[("matmul_cm", "F16")];
 const FORMATS: &[&str] = &[

@@ -10,8 +10,8 @@
 //   (n_head / n_head_kv, ≤ 8); 2 = LPK, invocations per key in the score pass (a power of two
 //   ≤ the subgroup size, with HD / LPK a multiple of 8).
 // Workgroup: 128 invocations. Dispatch: (n_head_kv, nrows, nsplit) workgroups: x = KV head g
-//   (query heads g·G .. g·G + G − 1), y = row t, z = slice s of split_len keys (a power of two
-//   ≤ 1024: shared memory holds the slice's G × split_len scores).
+//   (query heads g·G .. g·G + G − 1), y = row t, z = slice s of split_len keys (≤ 1024:
+//   shared memory holds the slice's G × split_len scores).
 // Scores: LPK invocations share a key, each dotting HD / LPK dimensions with every query head,
 // summed by subgroup shuffles; an invocation loads U keys' vectors before it multiplies, so a
 // slice's reads are in flight together. Softmax of the slice per head (a subgroup per head):

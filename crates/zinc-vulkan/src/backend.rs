@@ -664,11 +664,25 @@ pub struct VulkanBackend {
 const NORM_WG: u32 = 64;
 
 /// Shared memory of `matmul_cm.comp` with 4·`sgm` subgroups and `bk` columns a step: the f16
-/// activation (128 tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, and a 16×16
-/// f32 staging tile per subgroup. Rows whose length bk does not divide take bk = 32.
+/// activation (128 tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, a 16×16
+/// f32 staging tile per subgroup, and two words a token. Rows whose length bk does not divide
+/// take bk = 32.
 fn cm_shared_bytes(sgm: u32, bk: u32) -> u32 {
-    (128 + 64 * sgm) * (bk + 8) * 2 + 4 * sgm * 1024
+    (128 + 64 * sgm) * (bk + 8) * 2 + 4 * sgm * 1024 + 128 * 8
 }
+
+/// Float weight formats (the quantized ones have integer-dot and dequantizing kernels).
+fn is_float(ty: GgmlType) -> bool {
+    matches!(ty, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16)
+}
+
+/// `moe_matmul_cm.comp`'s workgroup: 128 invocations, 2 subgroups along the rows, so tiles of
+/// 64 slots × 128 rows (a 512-token prompt of 128 experts, top 8, averages 32 slots an expert).
+const MOE_CM_WG: u32 = 128;
+const MOE_CM_SGM: u32 = 2;
+const MOE_CM_SLOTS: usize = 64;
+/// moe_sort.comp groups up to this many experts.
+const MOE_SORT_EXPERTS: usize = 1024;
 
 /// Shared memory of `attn_cm.comp` for heads of `hd`: K and V tiles of 32 keys × (hd + 8)
 /// halves, 4 × 16 × 32 f32 scores, two 4 × 16 × 40 f16 weight tiles, 64 row sums and four words.
@@ -1174,7 +1188,11 @@ impl VulkanBackend {
             self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
             return out;
         }
-        if x.rows <= 4 {
+        // Few rows (an MoE router) would leave most of the device idle in matmul.comp's
+        // 64 × 32 tiles (H200, Qwen3-30B-A3B's 128-row F32 router, 512 tokens: 616 µs): the
+        // mat-vec then takes each token in its own workgroups.
+        let tiles = rows.div_ceil(64) * x.rows.div_ceil(32);
+        if x.rows <= 4 || (tiles < 256 && x.rows <= 65535) {
             let tpr = self.threads_per_row;
             let mut g = fold(rows.div_ceil((64 / tpr) as usize));
             g[1] = x.rows as u32;
@@ -1275,6 +1293,76 @@ impl VulkanBackend {
             self.quant_still_valid();
         }
         true
+    }
+
+    /// A prompt's slots grouped by expert (moe_sort.comp) for `moe_project_grouped`: the order
+    /// and the tile table, of `max_tiles` entries.
+    fn moe_groups(&self, ids: u64, nslots: usize, n_expert: usize) -> (VkTensor, VkTensor, usize) {
+        let max_tiles = nslots.div_ceil(MOE_CM_SLOTS) + n_expert;
+        let order = self.new_tensor(nslots, 1);
+        let tiles = self.new_tensor(max_tiles, 3);
+        let push = Push::new()
+            .addr(ids)
+            .addr(order.addr())
+            .addr(tiles.addr())
+            .u32(nslots as u32)
+            .u32(n_expert as u32)
+            .u32(MOE_CM_SLOTS as u32)
+            .u32(max_tiles as u32);
+        self.run("moe_sort", 256, [1, 1, 1], push);
+        (order, tiles, max_tiles)
+    }
+
+    /// `moe_project` on cooperative matrices: each expert's slots together
+    /// (moe_matmul_cm.comp over `moe_groups`' table), so an expert's rows are read once per 64
+    /// of its slots instead of once per slot.
+    #[allow(clippy::too_many_arguments)]
+    fn moe_project_grouped(
+        &self,
+        w: &VkWeight,
+        row_offset: usize,
+        nrows: usize,
+        x: &VkTensor,
+        groups: &(VkTensor, VkTensor, usize),
+        scale: Option<u64>,
+        nslots: usize,
+        k: usize,
+        x_per_slot: bool,
+    ) -> VkTensor {
+        let cols = w.cols();
+        let expert_bytes = w.rows() as u64 * w.row_bytes;
+        let out = self.new_tensor(nslots, nrows);
+        // The activations rounded as the CPU's dot product sees them, as f16 pairs.
+        let xa = self.dot_input(w.ty, x, true).unwrap_or(x.addr());
+        let seq = self.rec().ops;
+        let (order, tiles, max_tiles) = groups;
+        let push = Push::new()
+            .addr(w.buf.address)
+            .addr(xa)
+            .addr(out.addr())
+            .addr(order.addr())
+            .addr(tiles.addr())
+            .addr(scale.unwrap_or(0))
+            .u32(cols as u32)
+            .u32(nrows as u32)
+            .u32(w.row_bytes as u32)
+            .u32(nslots as u32)
+            .u32(expert_bytes as u32)
+            .u32(k as u32)
+            .u32(x_per_slot as u32)
+            .u32(scale.is_some() as u32)
+            .u32(row_offset as u32);
+        let row_tiles = nrows.div_ceil(64 * MOE_CM_SGM as usize);
+        let g = [
+            *max_tiles as u32,
+            row_tiles.min(65535) as u32,
+            row_tiles.div_ceil(65535) as u32,
+        ];
+        let bk = if cols.is_multiple_of(64) { 64 } else { 32 };
+        let spec = [MOE_CM_WG, MOE_CM_SGM, bk, 1]; // XH: the activations arrive as f16
+        self.run_ordered(variant("moe_matmul_cm", w.ty), spec, g, push, None, false);
+        self.round_still_valid(seq);
+        out
     }
 
     /// Expert projections for every (token, slot): `y[s] = W[ids[s]] · x[s or s / k]`.
@@ -1459,8 +1547,13 @@ impl VulkanBackend {
         // The largest power of two dividing hd / 8, within a subgroup (and 32).
         let sgs = self.ctx.info.subgroup_size.clamp(1, 32) as usize;
         let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
-        // About 64 slices, each a power of two of 32 to 1,024 keys.
-        let split_len = keys.div_ceil(64).next_power_of_two().clamp(32, 1024);
+        // Up to MAX_SPLITS slices of 32 to 1,024 keys (a multiple of 16), so long contexts
+        // fill the device: at 4,096 keys and 8 KV heads, 128 slices of 32 = 1,024 workgroups
+        // (a power of two there gave 33 slices of 128 just past 4,096 keys).
+        let split_len = keys
+            .div_ceil(MAX_SPLITS)
+            .next_multiple_of(16)
+            .clamp(32, 1024);
         // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of 128 words.
         let shared = 4 * (g * hd + g * 1024 + g * lpk * 8 + 16 + 1 + 8 * MAX_SPLITS + 4 * 128);
         if keys.div_ceil(split_len) > MAX_SPLITS
@@ -1469,6 +1562,22 @@ impl VulkanBackend {
             return None;
         }
         Some(([hd as u32, g as u32, lpk as u32], split_len))
+    }
+
+    /// A token's k expert outputs (rows of `y`, one per slot) summed with their routing weights.
+    fn moe_combine(&self, y: &VkTensor, wts: &VkTensor, ntok: usize, k: usize) -> VkTensor {
+        let n_embd = y.cols;
+        let out = self.new_tensor(ntok, n_embd);
+        let n = ntok * n_embd;
+        let push = Push::new()
+            .addr(y.addr())
+            .addr(wts.addr())
+            .addr(out.addr())
+            .u32(n_embd as u32)
+            .u32(k as u32)
+            .u32(ntok as u32);
+        self.run("moe_combine", 256, fold(n.div_ceil(256)), push);
+        out
     }
 
     fn scale_buffer(&self, s: Option<&[f32]>) -> Option<u64> {
@@ -2020,6 +2129,44 @@ impl Backend for VulkanBackend {
             .u32(x.rows as u32);
         self.run("moe_route", 64, fold(x.rows), push);
         let scales: Vec<Option<u64>> = w.scales.iter().map(|s| self.scale_buffer(*s)).collect();
+        // Prompts on cooperative matrices group the slots by expert first; decode steps (and
+        // devices without them, float experts, rows not a multiple of 32) go slot by slot.
+        let (gu_w, gu_cols) = match &w.gate_up {
+            GateUp::Separate { gate, up } => (!is_float(gate.ty) && !is_float(up.ty), gate.cols()),
+            GateUp::Fused(gu) => (!is_float(gu.ty), gu.cols()),
+        };
+        let grouped = self.coopmat
+            && x.rows > 4
+            && n_expert <= MOE_SORT_EXPERTS
+            && gu_w
+            && !is_float(w.down.ty)
+            && gu_cols.is_multiple_of(32)
+            && w.down.cols().is_multiple_of(32);
+        if grouped {
+            let groups = self.moe_groups(ids.addr(), nslots, n_expert);
+            let proj = |m: &VkWeight, off: usize, n: usize, input: &VkTensor, s, per_slot| {
+                self.moe_project_grouped(m, off, n, input, &groups, s, nslots, k, per_slot)
+            };
+            let (g, u) = match &w.gate_up {
+                GateUp::Separate { gate, up } => {
+                    let n_ff = gate.rows();
+                    (
+                        proj(gate, 0, n_ff, x, scales[0], false),
+                        proj(up, 0, n_ff, x, scales[1], false),
+                    )
+                }
+                GateUp::Fused(gu) => {
+                    let n_ff = gu.rows() / 2;
+                    (
+                        proj(gu, 0, n_ff, x, scales[0], false),
+                        proj(gu, n_ff, n_ff, x, scales[1], false),
+                    )
+                }
+            };
+            let a = self.gated(&g, &u, w.act);
+            let y = proj(w.down, 0, w.down.rows(), &a, scales[2], true);
+            return self.moe_combine(&y, &wts, x.rows, k);
+        }
         let (g, u) = match &w.gate_up {
             GateUp::Separate { gate, up } => {
                 let n_ff = gate.rows();
@@ -2049,18 +2196,7 @@ impl Backend for VulkanBackend {
             k,
             true,
         );
-        let n_embd = y.cols;
-        let out = self.new_tensor(x.rows, n_embd);
-        let n = x.rows * n_embd;
-        let push = Push::new()
-            .addr(y.addr())
-            .addr(wts.addr())
-            .addr(out.addr())
-            .u32(n_embd as u32)
-            .u32(k as u32)
-            .u32(x.rows as u32);
-        self.run("moe_combine", 256, fold(n.div_ceil(256)), push);
-        out
+        self.moe_combine(&y, &wts, x.rows, k)
     }
 
     fn select_rows(&self, x: &VkTensor, rows: &[usize]) -> VkTensor {

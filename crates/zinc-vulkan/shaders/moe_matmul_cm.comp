@@ -1,0 +1,3 @@
+#version 450
+#define MOE 1
+#include "matmul_cm.glsl"
