@@ -1004,7 +1004,17 @@ pub fn run<B: Backend>(
         // Three chained projections: bound by the output's scale, plus the rounding slack of
         // the activation between them.
         let rmax = r.iter().fold(0.0f64, |m, &v| m.max(v.abs()));
-        out.push(judge(case, &y, &r, |i| 5.0 * tol.matmul * rmax + slack[i]));
+        out.push(judge(case.clone(), &y, &r, |i| {
+            5.0 * tol.matmul * rmax + slack[i]
+        }));
+        // Added to a residual stream: the same numbers as moe_ffn then add.
+        let res = randn(&mut rng, ntok * N_EMBD);
+        let mut acc = b.tensor_from(&res, ntok, N_EMBD);
+        b.moe_ffn_add(&b.tensor_from(&x, ntok, N_EMBD), &mw, &mut acc);
+        let want: Vec<f64> = res.iter().zip(&y).map(|(&a, &v)| (a + v) as f64).collect();
+        out.push(judge(format!("{case} added"), &b.read(&acc), &want, |_| {
+            0.0
+        }));
     }
     Ok(out)
 }

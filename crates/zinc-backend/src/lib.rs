@@ -282,6 +282,18 @@ pub trait Backend: Send + Sync {
     /// expert.
     fn moe_ffn(&self, x: &Self::Tensor, w: &MoeWeights<'_, Self::Weight>) -> Self::Tensor;
 
+    /// `acc += moe_ffn(x, w)` (a residual connection): the same numbers, which a backend may
+    /// produce in one step.
+    fn moe_ffn_add(
+        &self,
+        x: &Self::Tensor,
+        w: &MoeWeights<'_, Self::Weight>,
+        acc: &mut Self::Tensor,
+    ) {
+        let y = self.moe_ffn(x, w);
+        self.add(acc, &y);
+    }
+
     /// Keeps only the listed rows (e.g. the last token before the output head).
     fn select_rows(&self, x: &Self::Tensor, rows: &[usize]) -> Self::Tensor;
 

@@ -371,13 +371,18 @@ impl<B: Backend> MoeFfn<B> {
         })
     }
 
-    pub fn forward(&self, b: &B, h: &B::Tensor, act: GatedAct) -> B::Tensor {
+    /// `acc += ` the FFN of `h` (the residual connection).
+    pub fn forward_add(&self, b: &B, h: &B::Tensor, act: GatedAct, acc: &mut B::Tensor) {
+        b.moe_ffn_add(h, &self.weights(act), acc)
+    }
+
+    fn weights(&self, act: GatedAct) -> MoeWeights<'_, B::Weight> {
         let gate_up = match (&self.gate_up, &self.gate, &self.up) {
             (Some(gu), _, _) => GateUp::Fused(gu),
             (None, Some(gate), Some(up)) => GateUp::Separate { gate, up },
             _ => unreachable!("load takes either the fused or both separate weights"),
         };
-        let w = MoeWeights {
+        MoeWeights {
             router: &self.router,
             gate_up,
             down: &self.down,
@@ -389,8 +394,7 @@ impl<B: Backend> MoeFfn<B> {
             k: self.k,
             renorm: true,
             act,
-        };
-        b.moe_ffn(h, &w)
+        }
     }
 }
 

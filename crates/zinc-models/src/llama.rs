@@ -138,10 +138,7 @@ impl<B: Backend> LanguageModel<B> for Decoder<B> {
             let h = normed(b, &x, &layer.ffn_norm, eps);
             match &layer.ffn {
                 Ffn::Dense(f) => f.forward_add(b, &h, GatedAct::SwiGlu, &mut x),
-                Ffn::Moe(m) => {
-                    let f = m.forward(b, &h, GatedAct::SwiGlu);
-                    b.add(&mut x, &f);
-                }
+                Ffn::Moe(m) => m.forward_add(b, &h, GatedAct::SwiGlu, &mut x),
             }
         }
         Ok(self.head.forward(b, &x, logit_rows, eps))

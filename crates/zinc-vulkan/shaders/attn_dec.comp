@@ -65,7 +65,7 @@ const float NEG_BIG = -3.0e38; // the empty-slice sentinel; keeps exp() argument
 const uint SL_MAX = 1024u;
 const uint DPL = HD / LPK; // dimensions per invocation in the score pass
 const uint KPP = 128u / LPK; // keys per pass
-const uint U = 8u; // keys an invocation loads at once
+const uint U = 4u; // keys an invocation loads at once (H200: 4 ahead of 2 and 8)
 
 shared float qs[G * HD];
 shared float ps[G * SL_MAX];
@@ -212,9 +212,11 @@ void main() {
             }
         }
         [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-            [[unroll]] for (uint e = 0u; e < 8u; e++) {
-                for (uint st = LPK; st < LPK * sg_slots; st <<= 1) {
-                    acc[gi][e] += subgroupShuffleXor(acc[gi][e], st);
+            if (gi < G) {
+                [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                    for (uint st = LPK; st < LPK * sg_slots; st <<= 1) {
+                        acc[gi][e] += subgroupShuffleXor(acc[gi][e], st);
+                    }
                 }
             }
         }

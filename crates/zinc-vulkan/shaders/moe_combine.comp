@@ -4,13 +4,16 @@
 // Buffers (device addresses in the push constants):
 //   y   : Floats — ntok·k expert outputs of ncols values, row-major f32 (slot t·k + j)
 //   wts : Floats — ntok × k routing weights
-//   o   : Floats — ntok × ncols outputs, row-major f32
-// Push constants (std430, in order): Floats y; Floats wts; Floats o; uint ncols; uint k; uint ntok.
+//   o   : Floats — ntok × ncols outputs, row-major f32 (with accumulate: the residual stream,
+//                  added to in place)
+// Push constants (std430, in order): Floats y; Floats wts; Floats o; uint ncols; uint k; uint ntok;
+//   uint accumulate.
 // Specialization constant 0: WG, the workgroup size (default 256).
 // Dispatch: 1-D over ntok · ncols invocations, z-folded: (min(G, 65535), 1, ceil(G / 65535))
 //   workgroups, G = ceil(ntok·ncols / WG); i = gl_GlobalInvocationID.x
 //   + gl_GlobalInvocationID.z · numWorkGroups.x · WG.
-// o[t·ncols + c] = Σ_j wts[t·k + j] · y[(t·k + j)·ncols + c], summed in j order from 0.
+// o[t·ncols + c] = Σ_j wts[t·k + j] · y[(t·k + j)·ncols + c], summed in j order from 0, then
+// (accumulate != 0) o's old value + that sum: the numbers of a separate add.
 
 #include "common.glsl"
 
@@ -24,6 +27,7 @@ layout(push_constant, std430) uniform PC {
     uint ncols;
     uint k;
     uint ntok;
+    uint accumulate;
 } pc;
 
 void main() {
@@ -38,5 +42,5 @@ void main() {
         uint slot = t * pc.k + j;
         acc += pc.wts.v[slot] * pc.y.v[slot * pc.ncols + c];
     }
-    pc.o.v[i] = acc;
+    pc.o.v[i] = pc.accumulate != 0u ? pc.o.v[i] + acc : acc;
 }

@@ -1,4 +1,6 @@
 #version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 // moe_route.comp — mixture-of-experts routing: softmax over the router logits, top k.
 //
 // Buffers (device addresses in the push constants):
@@ -8,17 +10,21 @@
 // Push constants (std430, in order): Floats logits; Words ids; Floats wts; uint n_expert; uint k;
 //   uint renorm; uint ntok.
 // Workgroup: WG = 64 invocations per token (invocation i looks at experts i, i + WG, …).
+// Specialization constant 0: SG, 1 where subgroup shuffles may reduce (butterflies within each
+//   subgroup, then the subgroups' results through shared memory: two barriers a reduction
+//   instead of a tree's seven).
 // Dispatch: (min(ntok, 65535), 1, ceil(ntok / 65535)): token t = x + z · 65535.
 // As the CPU backend: p_e = exp(l_e − max) / Σ exp(l − max); the k experts of largest p in
 // descending order (ties → lower expert id); wts = their p, divided by max(Σ p, 6.1035156e-5)
 // when renorm != 0. Pick j is the best expert ordered strictly after pick j−1 under
-// (p descending, id ascending): each invocation finds its best, a tree in shared memory the
-// workgroup's, so no per-token array is needed and any n_expert works.
+// (p descending, id ascending): each invocation finds its best, then the workgroup's, so no
+// per-token array is needed and any n_expert works.
 
 #include "common.glsl"
 
 const uint WG = 64u;
 layout(local_size_x = 64) in;
+layout(constant_id = 0) const uint SG = 0;
 
 layout(push_constant, std430) uniform PC {
     Floats logits;
@@ -40,6 +46,79 @@ bool better(float p, uint e, float bp, uint be) {
     return e != NONE && (be == NONE || p > bp || (p == bp && e < be));
 }
 
+// The workgroup's largest v (op 0) or sum of v (op 1); every invocation gets it.
+float reduce(float v, uint op, uint tid) {
+    if (SG == 1u) {
+        for (uint st = gl_SubgroupSize / 2u; st > 0u; st >>= 1) {
+            float o = subgroupShuffleXor(v, st);
+            v = op == 0u ? max(v, o) : v + o;
+        }
+        if (gl_SubgroupInvocationID == 0u) {
+            rp[gl_SubgroupID] = v;
+        }
+        barrier();
+        v = rp[0];
+        for (uint i = 1u; i < gl_NumSubgroups; i++) {
+            v = op == 0u ? max(v, rp[i]) : v + rp[i];
+        }
+        barrier();
+        return v;
+    }
+    rp[tid] = v;
+    barrier();
+    for (uint s = WG / 2u; s > 0u; s >>= 1) {
+        if (tid < s) {
+            rp[tid] = op == 0u ? max(rp[tid], rp[tid + s]) : rp[tid] + rp[tid + s];
+        }
+        barrier();
+    }
+    v = rp[0];
+    barrier();
+    return v;
+}
+
+// The workgroup's best (p, e) under `better`; every invocation gets it.
+void reduce_best(inout float p, inout uint e, uint tid) {
+    if (SG == 1u) {
+        for (uint st = gl_SubgroupSize / 2u; st > 0u; st >>= 1) {
+            float p2 = subgroupShuffleXor(p, st);
+            uint e2 = subgroupShuffleXor(e, st);
+            if (better(p2, e2, p, e)) {
+                p = p2;
+                e = e2;
+            }
+        }
+        if (gl_SubgroupInvocationID == 0u) {
+            rp[gl_SubgroupID] = p;
+            re[gl_SubgroupID] = e;
+        }
+        barrier();
+        p = rp[0];
+        e = re[0];
+        for (uint i = 1u; i < gl_NumSubgroups; i++) {
+            if (better(rp[i], re[i], p, e)) {
+                p = rp[i];
+                e = re[i];
+            }
+        }
+        barrier();
+        return;
+    }
+    rp[tid] = p;
+    re[tid] = e;
+    barrier();
+    for (uint s = WG / 2u; s > 0u; s >>= 1) {
+        if (tid < s && better(rp[tid + s], re[tid + s], rp[tid], re[tid])) {
+            rp[tid] = rp[tid + s];
+            re[tid] = re[tid + s];
+        }
+        barrier();
+    }
+    p = rp[0];
+    e = re[0];
+    barrier();
+}
+
 void main() {
     uint t = gl_WorkGroupID.x + gl_WorkGroupID.z * 65535u;
     if (t >= pc.ntok) {
@@ -52,30 +131,12 @@ void main() {
     for (uint e = tid; e < pc.n_expert; e += WG) {
         mx = max(mx, pc.logits.v[base + e]);
     }
-    rp[tid] = mx;
-    barrier();
-    for (uint s = WG / 2u; s > 0u; s >>= 1) {
-        if (tid < s) {
-            rp[tid] = max(rp[tid], rp[tid + s]);
-        }
-        barrier();
-    }
-    mx = rp[0];
-    barrier();
+    mx = reduce(mx, 0u, tid);
     float part = 0.0;
     for (uint e = tid; e < pc.n_expert; e += WG) {
         part += exp(pc.logits.v[base + e] - mx);
     }
-    rp[tid] = part;
-    barrier();
-    for (uint s = WG / 2u; s > 0u; s >>= 1) {
-        if (tid < s) {
-            rp[tid] += rp[tid + s];
-        }
-        barrier();
-    }
-    float sum = rp[0];
-    barrier();
+    float sum = reduce(part, 1u, tid);
 
     uint kk = min(pc.k, pc.n_expert);
     float prev_p = 0.0;
@@ -92,19 +153,7 @@ void main() {
                 best_e = e;
             }
         }
-        rp[tid] = best_p;
-        re[tid] = best_e;
-        barrier();
-        for (uint s = WG / 2u; s > 0u; s >>= 1) {
-            if (tid < s && better(rp[tid + s], re[tid + s], rp[tid], re[tid])) {
-                rp[tid] = rp[tid + s];
-                re[tid] = re[tid + s];
-            }
-            barrier();
-        }
-        best_p = rp[0];
-        best_e = re[0];
-        barrier();
+        reduce_best(best_p, best_e, tid);
         if (best_e == NONE) {
             best_e = 0u; // only with NaN logits
             best_p = 0.0;

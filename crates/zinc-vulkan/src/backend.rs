@@ -119,6 +119,10 @@ const SPLIT_KV: usize = 512;
 /// Keys per slice: at least this many, and at most `MAX_SPLITS` slices.
 const SPLIT_LEN: usize = 64;
 const MAX_SPLITS: usize = 128;
+/// attn_dec.comp's slices at long contexts, about (H200, Qwen3-8B at 4,096 tokens of context:
+/// 33 slices gave 146 tok/s on one instance; on a slower one, 65 slices 125–129 and 128 slices
+/// 113–118 — more workgroups do not pay for merging more partials).
+const ATTN_DEC_SLICES: usize = 32;
 /// Counters of attn_dec.comp's merge: one per KV head of a decode step.
 const ATTN_COUNTERS: usize = 4096;
 /// attn_dec.comp merges its slices itself up to this many of them.
@@ -1054,6 +1058,15 @@ impl VulkanBackend {
 
     /// After a dispatch that wrote nothing but a fresh output: the cached quantized input is
     /// still current.
+    /// Whether the last command quantized `x` (so the quantization is current).
+    fn quant_current(&self, x: &VkTensor) -> bool {
+        let ops = self.rec().ops;
+        let cache = self.qcache.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .as_ref()
+            .is_some_and(|c| c.x == x.addr() && c.len == x.len() && c.seq == ops)
+    }
+
     fn quant_still_valid(&self) {
         if let Some(c) = self
             .qcache
@@ -1070,13 +1083,24 @@ impl VulkanBackend {
     /// mode the last such mat-vec asked for) and fresh buffers for the quantization. Prompts on
     /// cooperative matrices take rounded f16 activations instead, so they get none.
     fn quant_target(&self, rows: usize, cols: usize) -> Option<(u32, VkTensor, VkTensor)> {
+        self.quant_target_for(rows, cols, false)
+    }
+
+    /// `quant_target`, also for more than 4 rows where `int_next` says an integer-dot kernel
+    /// reads them (MoE slots).
+    fn quant_target_for(
+        &self,
+        rows: usize,
+        cols: usize,
+        int_next: bool,
+    ) -> Option<(u32, VkTensor, VkTensor)> {
         let mode = self.last_mode.load(Relaxed);
         let block = match mode {
             1 => 32,
             2 => 256,
             _ => return None,
         };
-        if !self.int_dot || (self.coopmat && rows > 4) || !cols.is_multiple_of(block) {
+        if !self.int_dot || (self.coopmat && rows > 4 && !int_next) || !cols.is_multiple_of(block) {
             return None;
         }
         let n = rows * cols;
@@ -1293,6 +1317,42 @@ impl VulkanBackend {
             self.quant_still_valid();
         }
         true
+    }
+
+    /// The gated activation; `int_next`: an integer-dot mat-vec reads it next whatever its
+    /// rows (MoE slots), so it is quantized for it as it is produced.
+    fn gated_for(&self, gate: &VkTensor, up: &VkTensor, act: GatedAct, int_next: bool) -> VkTensor {
+        let out = self.new_tensor(gate.rows, gate.cols);
+        // The input of the down-projection: quantized in the same dispatch.
+        if let Some((mode, q, s)) = self.quant_target_for(gate.rows, gate.cols, int_next) {
+            let push = Push::new()
+                .addr(gate.addr())
+                .addr(up.addr())
+                .addr(out.addr())
+                .addr(self.gelu_table.address)
+                .addr(q.addr())
+                .addr(s.addr())
+                .u32(gate.len() as u32)
+                .u32((act == GatedAct::GeGlu) as u32)
+                .u32(mode);
+            self.run("glu_quant", 64, fold(gate.len().div_ceil(256)), push);
+            self.quant_primed(&out, mode, q, s);
+            return out;
+        }
+        let op = match act {
+            GatedAct::SwiGlu => 4,
+            GatedAct::GeGlu => 5,
+        };
+        self.elementwise(
+            gate.addr(),
+            up.addr(),
+            out.addr(),
+            gate.len(),
+            gate.cols,
+            op,
+            0.0,
+        );
+        out
     }
 
     /// A prompt's slots grouped by expert (moe_sort.comp) for `moe_project_grouped`: the order
@@ -1547,11 +1607,9 @@ impl VulkanBackend {
         // The largest power of two dividing hd / 8, within a subgroup (and 32).
         let sgs = self.ctx.info.subgroup_size.clamp(1, 32) as usize;
         let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
-        // Up to MAX_SPLITS slices of 32 to 1,024 keys (a multiple of 16), so long contexts
-        // fill the device: at 4,096 keys and 8 KV heads, 128 slices of 32 = 1,024 workgroups
-        // (a power of two there gave 33 slices of 128 just past 4,096 keys).
+        // About ATTN_DEC_SLICES slices of 32 to 1,024 keys (a multiple of 16).
         let split_len = keys
-            .div_ceil(MAX_SPLITS)
+            .div_ceil(ATTN_DEC_SLICES)
             .next_multiple_of(16)
             .clamp(32, 1024);
         // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of 128 words.
@@ -1564,10 +1622,115 @@ impl VulkanBackend {
         Some(([hd as u32, g as u32, lpk as u32], split_len))
     }
 
-    /// A token's k expert outputs (rows of `y`, one per slot) summed with their routing weights.
-    fn moe_combine(&self, y: &VkTensor, wts: &VkTensor, ntok: usize, k: usize) -> VkTensor {
+    /// The mixture-of-experts FFN of `x` into `out`, or added to it (`accumulate`: in the same
+    /// dispatch as the experts' weighted sum, the same numbers as `moe_ffn` then `add`).
+    fn moe(&self, x: &VkTensor, w: &MoeWeights<'_, VkWeight>, out: &VkTensor, accumulate: bool) {
+        let primed = self.quant_current(x);
+        let logits = self.project(w.router, x);
+        let n_expert = logits.cols;
+        let k = w.k.min(n_expert);
+        let nslots = x.rows * k;
+        let ids = self.new_tensor(nslots, 1);
+        let wts = self.new_tensor(nslots, 1);
+        let push = Push::new()
+            .addr(logits.addr())
+            .addr(ids.addr())
+            .addr(wts.addr())
+            .u32(n_expert as u32)
+            .u32(k as u32)
+            .u32(w.renorm as u32)
+            .u32(x.rows as u32);
+        self.run_spec("moe_route", [self.shuffle as u32, 0, 0], fold(x.rows), push);
+        // The router and the routing wrote only their own outputs: x's quantization by the norm
+        // before them still serves the experts.
+        if primed {
+            self.quant_still_valid();
+        }
+        let scales: Vec<Option<u64>> = w.scales.iter().map(|s| self.scale_buffer(*s)).collect();
+        // Prompts on cooperative matrices group the slots by expert first; decode steps (and
+        // devices without them, float experts, rows not a multiple of 32) go slot by slot.
+        let (gu_w, gu_cols) = match &w.gate_up {
+            GateUp::Separate { gate, up } => (!is_float(gate.ty) && !is_float(up.ty), gate.cols()),
+            GateUp::Fused(gu) => (!is_float(gu.ty), gu.cols()),
+        };
+        let grouped = self.coopmat
+            && x.rows > 4
+            && n_expert <= MOE_SORT_EXPERTS
+            && gu_w
+            && !is_float(w.down.ty)
+            && gu_cols.is_multiple_of(32)
+            && w.down.cols().is_multiple_of(32);
+        if grouped {
+            let groups = self.moe_groups(ids.addr(), nslots, n_expert);
+            let proj = |m: &VkWeight, off: usize, n: usize, input: &VkTensor, s, per_slot| {
+                self.moe_project_grouped(m, off, n, input, &groups, s, nslots, k, per_slot)
+            };
+            let (g, u) = match &w.gate_up {
+                GateUp::Separate { gate, up } => {
+                    let n_ff = gate.rows();
+                    (
+                        proj(gate, 0, n_ff, x, scales[0], false),
+                        proj(up, 0, n_ff, x, scales[1], false),
+                    )
+                }
+                GateUp::Fused(gu) => {
+                    let n_ff = gu.rows() / 2;
+                    (
+                        proj(gu, 0, n_ff, x, scales[0], false),
+                        proj(gu, n_ff, n_ff, x, scales[1], false),
+                    )
+                }
+            };
+            let a = self.gated(&g, &u, w.act);
+            let y = proj(w.down, 0, w.down.rows(), &a, scales[2], true);
+            self.moe_combine(&y, &wts, x.rows, k, out, accumulate);
+            return;
+        }
+        let (g, u) = match &w.gate_up {
+            GateUp::Separate { gate, up } => {
+                let n_ff = gate.rows();
+                (
+                    self.moe_project(gate, 0, n_ff, x, ids.addr(), scales[0], nslots, k, false),
+                    self.moe_project(up, 0, n_ff, x, ids.addr(), scales[1], nslots, k, false),
+                )
+            }
+            GateUp::Fused(gu) => {
+                // Gate rows first, then up rows, within each expert.
+                let n_ff = gu.rows() / 2;
+                (
+                    self.moe_project(gu, 0, n_ff, x, ids.addr(), scales[0], nslots, k, false),
+                    self.moe_project(gu, n_ff, n_ff, x, ids.addr(), scales[1], nslots, k, false),
+                )
+            }
+        };
+        // The down projection's input quantized as it is produced (moe_matvecq reads it).
+        let a = self.gated_for(&g, &u, w.act, self.int_dot);
+        let y = self.moe_project(
+            w.down,
+            0,
+            w.down.rows(),
+            &a,
+            ids.addr(),
+            scales[2],
+            nslots,
+            k,
+            true,
+        );
+        self.moe_combine(&y, &wts, x.rows, k, out, accumulate);
+    }
+
+    /// A token's k expert outputs (rows of `y`, one per slot) summed with their routing weights,
+    /// into `out` or (`accumulate`) added to it.
+    fn moe_combine(
+        &self,
+        y: &VkTensor,
+        wts: &VkTensor,
+        ntok: usize,
+        k: usize,
+        out: &VkTensor,
+        accumulate: bool,
+    ) {
         let n_embd = y.cols;
-        let out = self.new_tensor(ntok, n_embd);
         let n = ntok * n_embd;
         let push = Push::new()
             .addr(y.addr())
@@ -1575,9 +1738,9 @@ impl VulkanBackend {
             .addr(out.addr())
             .u32(n_embd as u32)
             .u32(k as u32)
-            .u32(ntok as u32);
+            .u32(ntok as u32)
+            .u32(accumulate as u32);
         self.run("moe_combine", 256, fold(n.div_ceil(256)), push);
-        out
     }
 
     fn scale_buffer(&self, s: Option<&[f32]>) -> Option<u64> {
@@ -1844,37 +2007,7 @@ impl Backend for VulkanBackend {
     }
 
     fn gated(&self, gate: &VkTensor, up: &VkTensor, act: GatedAct) -> VkTensor {
-        let out = self.new_tensor(gate.rows, gate.cols);
-        // The input of the down-projection: quantized in the same dispatch.
-        if let Some((mode, q, s)) = self.quant_target(gate.rows, gate.cols) {
-            let push = Push::new()
-                .addr(gate.addr())
-                .addr(up.addr())
-                .addr(out.addr())
-                .addr(self.gelu_table.address)
-                .addr(q.addr())
-                .addr(s.addr())
-                .u32(gate.len() as u32)
-                .u32((act == GatedAct::GeGlu) as u32)
-                .u32(mode);
-            self.run("glu_quant", 64, fold(gate.len().div_ceil(256)), push);
-            self.quant_primed(&out, mode, q, s);
-            return out;
-        }
-        let op = match act {
-            GatedAct::SwiGlu => 4,
-            GatedAct::GeGlu => 5,
-        };
-        self.elementwise(
-            gate.addr(),
-            up.addr(),
-            out.addr(),
-            gate.len(),
-            gate.cols,
-            op,
-            0.0,
-        );
-        out
+        self.gated_for(gate, up, act, false)
     }
 
     fn kv_cache(&self, n_ctx: usize, kv_dims: &[usize]) -> VkKvCache {
@@ -2113,90 +2246,18 @@ impl Backend for VulkanBackend {
     }
 
     fn moe_ffn(&self, x: &VkTensor, w: &MoeWeights<'_, VkWeight>) -> VkTensor {
-        let logits = self.project(w.router, x);
-        let n_expert = logits.cols;
-        let k = w.k.min(n_expert);
-        let nslots = x.rows * k;
-        let ids = self.new_tensor(nslots, 1);
-        let wts = self.new_tensor(nslots, 1);
-        let push = Push::new()
-            .addr(logits.addr())
-            .addr(ids.addr())
-            .addr(wts.addr())
-            .u32(n_expert as u32)
-            .u32(k as u32)
-            .u32(w.renorm as u32)
-            .u32(x.rows as u32);
-        self.run("moe_route", 64, fold(x.rows), push);
-        let scales: Vec<Option<u64>> = w.scales.iter().map(|s| self.scale_buffer(*s)).collect();
-        // Prompts on cooperative matrices group the slots by expert first; decode steps (and
-        // devices without them, float experts, rows not a multiple of 32) go slot by slot.
-        let (gu_w, gu_cols) = match &w.gate_up {
-            GateUp::Separate { gate, up } => (!is_float(gate.ty) && !is_float(up.ty), gate.cols()),
-            GateUp::Fused(gu) => (!is_float(gu.ty), gu.cols()),
-        };
-        let grouped = self.coopmat
-            && x.rows > 4
-            && n_expert <= MOE_SORT_EXPERTS
-            && gu_w
-            && !is_float(w.down.ty)
-            && gu_cols.is_multiple_of(32)
-            && w.down.cols().is_multiple_of(32);
-        if grouped {
-            let groups = self.moe_groups(ids.addr(), nslots, n_expert);
-            let proj = |m: &VkWeight, off: usize, n: usize, input: &VkTensor, s, per_slot| {
-                self.moe_project_grouped(m, off, n, input, &groups, s, nslots, k, per_slot)
-            };
-            let (g, u) = match &w.gate_up {
-                GateUp::Separate { gate, up } => {
-                    let n_ff = gate.rows();
-                    (
-                        proj(gate, 0, n_ff, x, scales[0], false),
-                        proj(up, 0, n_ff, x, scales[1], false),
-                    )
-                }
-                GateUp::Fused(gu) => {
-                    let n_ff = gu.rows() / 2;
-                    (
-                        proj(gu, 0, n_ff, x, scales[0], false),
-                        proj(gu, n_ff, n_ff, x, scales[1], false),
-                    )
-                }
-            };
-            let a = self.gated(&g, &u, w.act);
-            let y = proj(w.down, 0, w.down.rows(), &a, scales[2], true);
-            return self.moe_combine(&y, &wts, x.rows, k);
+        let out = self.new_tensor(x.rows, w.down.rows());
+        self.moe(x, w, &out, false);
+        out
+    }
+
+    fn moe_ffn_add(&self, x: &VkTensor, w: &MoeWeights<'_, VkWeight>, acc: &mut VkTensor) {
+        if acc.rows == x.rows && acc.cols == w.down.rows() {
+            self.moe(x, w, acc, true);
+        } else {
+            let y = self.moe_ffn(x, w);
+            self.add(acc, &y);
         }
-        let (g, u) = match &w.gate_up {
-            GateUp::Separate { gate, up } => {
-                let n_ff = gate.rows();
-                (
-                    self.moe_project(gate, 0, n_ff, x, ids.addr(), scales[0], nslots, k, false),
-                    self.moe_project(up, 0, n_ff, x, ids.addr(), scales[1], nslots, k, false),
-                )
-            }
-            GateUp::Fused(gu) => {
-                // Gate rows first, then up rows, within each expert.
-                let n_ff = gu.rows() / 2;
-                (
-                    self.moe_project(gu, 0, n_ff, x, ids.addr(), scales[0], nslots, k, false),
-                    self.moe_project(gu, n_ff, n_ff, x, ids.addr(), scales[1], nslots, k, false),
-                )
-            }
-        };
-        let a = self.gated(&g, &u, w.act);
-        let y = self.moe_project(
-            w.down,
-            0,
-            w.down.rows(),
-            &a,
-            ids.addr(),
-            scales[2],
-            nslots,
-            k,
-            true,
-        );
-        self.moe_combine(&y, &wts, x.rows, k)
     }
 
     fn select_rows(&self, x: &VkTensor, rows: &[usize]) -> VkTensor {
