@@ -190,7 +190,14 @@ struct Profiler {
     /// The shader of each pair of queries in the open command buffer.
     names: Vec<&'static str>,
     totals: HashMap<&'static str, (f64, u64)>,
+    /// When the open command buffer's first command was recorded.
+    opened: Option<std::time::Instant>,
 }
+
+/// Profile entries of the host's side of each submit: recording its commands (first to last),
+/// and waiting for the device to run them.
+const HOST_RECORD: &str = "(host recording)";
+const HOST_WAIT: &str = "(host waiting)";
 
 /// Timestamp pairs per command buffer; dispatches past this are not timed.
 const PROFILE_PAIRS: u32 = 4096;
@@ -228,6 +235,7 @@ impl Recorder {
                     period: ctx.info.timestamp_period as f64,
                     names: Vec::new(),
                     totals: HashMap::new(),
+                    opened: None,
                 })
             } else {
                 None
@@ -266,6 +274,7 @@ impl Recorder {
                     // Pair 0 spans the whole command buffer (its end is written at submit).
                     d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::TOP_OF_PIPE, p.pool, 0);
                     p.names.push(SPAN);
+                    p.opened = Some(std::time::Instant::now());
                 }
             }
             self.open = true;
@@ -458,6 +467,14 @@ impl Recorder {
             d.end_command_buffer(self.cb)?;
             self.open = false;
             let cbs = [self.cb];
+            let submitted = std::time::Instant::now();
+            if let Some(p) = &mut self.prof {
+                if let Some(t) = p.opened.take() {
+                    let e = p.totals.entry(HOST_RECORD).or_insert((0.0, 0));
+                    e.0 += (submitted - t).as_nanos() as f64;
+                    e.1 += 1;
+                }
+            }
             d.queue_submit(
                 self.ctx.queue(),
                 &[vk::SubmitInfo::default().command_buffers(&cbs)],
@@ -465,6 +482,11 @@ impl Recorder {
             )?;
             stats.submits.fetch_add(1, Relaxed);
             d.wait_for_fences(&[self.fence], true, u64::MAX)?;
+            if let Some(p) = &mut self.prof {
+                let e = p.totals.entry(HOST_WAIT).or_insert((0.0, 0));
+                e.0 += submitted.elapsed().as_nanos() as f64;
+                e.1 += 1;
+            }
             d.reset_fences(&[self.fence])?;
             d.reset_command_buffer(self.cb, vk::CommandBufferResetFlags::empty())?;
             if let Some(p) = &mut self.prof {
