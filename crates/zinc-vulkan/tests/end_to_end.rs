@@ -114,7 +114,8 @@ fn greedy_tokens_follow_the_cpu_backend() {
     assert!(failures.is_empty(), "{failures:#?}");
 }
 
-/// A greedy decode step is one queue submit, and only the token id (4 bytes) comes back — under
+/// A greedy decode step is one host round trip (one submit waited for; its commands may reach
+/// the queue in several pieces before it), and only the token id (4 bytes) comes back — under
 /// the validation layer, which must report nothing (the model's 170 MiB embedding exceeds
 /// lavapipe's 128 MiB storage-binding limit; device addresses have none).
 #[test]
