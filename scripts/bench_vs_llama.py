@@ -7,7 +7,7 @@ the decode share of the memory-bandwidth roofline, and a bar chart (SVG).
         [-p 512] [-n 128] [-r 3] [-d 0] [--bandwidth-gbs 4800] [--out DIR]
         [--anchor 'llama.cpp CUDA 0c1e570:pp=8921,tg=248'] [--llama-arg=--flag ...]
 
-ZINC runs `zinc bench -o json` (one warm-up, then the mean of -r runs). llama.cpp runs either
+ZINC runs `zinc bench -o json` (warm-ups for a second, then the mean of -r runs). llama.cpp runs either
 llama-bench (`-o json`, its own warm-up) or, where only the server is at hand, llama-server with
 -r + 1 `/completion` requests of random token ids (`n_predict`, `ignore_eos`, no prompt cache),
 the first discarded, the mean of `timings.prompt_per_second` / `predicted_per_second`. With -d,

@@ -51,10 +51,16 @@ pub struct VulkanOptions {
     /// of the device's memory on devices of 32 GiB or more, none on smaller ones (whose memory
     /// the KV cache needs more).
     pub prompt_weight_cache_mb: Option<u64>,
-    /// The cooperative-matrix mat-mul's tile as (subgroups along weight rows, columns a step):
-    /// `matmul_cm.comp`'s SGM and BK. `None`: (2, 64) where the device has the shared memory
-    /// for it (128 tokens × 128 rows, 44 KiB), else (1, 32).
-    pub coopmat_tile: Option<(u32, u32)>,
+    /// The cooperative-matrix mat-mul's tile as (subgroups along weight rows, columns a step,
+    /// subgroups along tokens): `matmul_cm.comp`'s SGM, BK and SGN (32·SGN tokens × 64·SGM
+    /// rows). `None`: (2, 64, 4) where the device has the shared memory for it (128 tokens ×
+    /// 128 rows, 45 KiB), else (1, 32, 4).
+    pub coopmat_tile: Option<(u32, u32, u32)>,
+    /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 4), 128 slots × 128
+    /// rows (H200, Qwen3-30B-A3B prompt 512, tok/s: 2x64x4 5,502; 2x32x2 5,068; 2x32x4 5,045;
+    /// 1x32x2 4,394; 1x64x4 3,706; 2x64x2 3,650 — each invocation dequantizing 64 weights a
+    /// step there).
+    pub moe_tile: Option<(u32, u32, u32)>,
     /// Single-token attention over few keys follows the CPU backend's arithmetic (f16 Q and V
     /// accumulator, a key at a time), so greedy decoding tracks the CPU oracle. `None`: on CPU
     /// devices (lavapipe in CI); GPUs split the keys across workgroups instead.
@@ -754,6 +760,8 @@ pub struct VulkanBackend {
     coopmat: bool,
     /// `matmul_cm.comp`'s specialization: [workgroup size, SGM, BK].
     cm_spec: [u32; 3],
+    /// `moe_matmul_cm.comp`'s: [workgroup size, SGM, BK].
+    moe_spec: [u32; 3],
     /// See [`VulkanOptions::prompt_f16`].
     prompt_f16: bool,
     /// Kept f16 rows of quantized weights, by weight id, and the bytes they may still take
@@ -782,12 +790,12 @@ pub struct VulkanBackend {
 /// whole, and qk_prep.comp).
 const NORM_WG: u32 = 64;
 
-/// Shared memory of `matmul_cm.comp` with 4·`sgm` subgroups and `bk` columns a step: the f16
-/// activation (128 tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, a 16×16
-/// f32 staging tile per subgroup, and two words a token. Rows whose length bk does not divide
-/// take bk = 32.
-fn cm_shared_bytes(sgm: u32, bk: u32) -> u32 {
-    (128 + 64 * sgm) * (bk + 8) * 2 + 4 * sgm * 1024 + 128 * 8
+/// Shared memory of `matmul_cm.comp` with `sgn`·`sgm` subgroups and `bk` columns a step: the
+/// f16 activation (32·sgn tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, a
+/// 16×16 f32 staging tile per subgroup, and two words a token. Rows whose length bk does not
+/// divide take bk = 32.
+fn cm_shared_bytes(sgm: u32, bk: u32, sgn: u32) -> u32 {
+    (32 * sgn + 64 * sgm) * (bk + 8) * 2 + sgn * sgm * 1024 + 32 * sgn * 8
 }
 
 /// Float weight formats (the quantized ones have integer-dot and dequantizing kernels).
@@ -795,11 +803,10 @@ fn is_float(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16)
 }
 
-/// `moe_matmul_cm.comp`'s workgroup: 128 invocations, 2 subgroups along the rows, so tiles of
-/// 64 slots × 128 rows (a 512-token prompt of 128 experts, top 8, averages 32 slots an expert).
-const MOE_CM_WG: u32 = 128;
-const MOE_CM_SGM: u32 = 2;
-const MOE_CM_SLOTS: usize = 64;
+/// `moe_matmul_cm.comp`'s default tile (SGM, BK, SGN): 128 slots × 128 rows, as the dense
+/// mat-mul's (a 512-token prompt of 128 experts, top 8, averages 32 slots an expert, but
+/// smaller tiles measured slower).
+const MOE_CM_TILE: (u32, u32, u32) = (2, 64, 4);
 /// moe_sort.comp groups up to this many experts.
 const MOE_SORT_EXPERTS: usize = 1024;
 
@@ -889,12 +896,25 @@ impl VulkanBackend {
         let shuffle = ctx.info.subgroup_shuffle;
         let cpu_attention = opts.cpu_attention.unwrap_or(on_cpu);
         let coopmat = opts.coopmat.unwrap_or(true) && plan.coopmat;
-        let shared_ok = |(m, k): (u32, u32)| cm_shared_bytes(m, k) <= ctx.info.max_shared_memory;
-        let (sgm, bk) = opts
+        let shared_ok =
+            |(m, k, n): (u32, u32, u32)| cm_shared_bytes(m, k, n) <= ctx.info.max_shared_memory;
+        let valid = |&(m, k, n): &(u32, u32, u32)| {
+            (1..=2).contains(&m) && (k == 32 || k == 64) && (n == 2 || n == 4)
+        };
+        let (sgm, bk, sgn) = opts
             .coopmat_tile
-            .filter(|&(m, k)| (1..=2).contains(&m) && (k == 32 || k == 64) && shared_ok((m, k)))
-            .unwrap_or(if shared_ok((2, 64)) { (2, 64) } else { (1, 32) });
-        let cm_spec = [128 * sgm, sgm, bk];
+            .filter(|t| valid(t) && shared_ok(*t))
+            .unwrap_or(if shared_ok((2, 64, 4)) {
+                (2, 64, 4)
+            } else {
+                (1, 32, 4)
+            });
+        let cm_spec = [32 * sgn * sgm, sgm, bk];
+        let (m, k, n) = opts
+            .moe_tile
+            .filter(|t| valid(t) && shared_ok(*t))
+            .unwrap_or(MOE_CM_TILE);
+        let moe_spec = [32 * n * m, m, k];
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let mut rec = Recorder::new(&ctx, opts.profile)?;
@@ -915,6 +935,7 @@ impl VulkanBackend {
             cpu_attention,
             coopmat,
             cm_spec,
+            moe_spec,
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_rows: Mutex::new(HashMap::new()),
             f16_budget: AtomicU64::new(f16_budget),
@@ -1311,10 +1332,12 @@ impl VulkanBackend {
                     .u32(2 * cols as u32)
                     .u32(x.rows as u32);
             }
-            // A workgroup: 128 tokens × 64·SGM rows.
-            let tiles = rows.div_ceil(64 * self.cm_spec[1] as usize);
+            // A workgroup: 32·SGN tokens × 64·SGM rows.
+            let [wg, sgm, _] = self.cm_spec;
+            let tiles = rows.div_ceil(64 * sgm as usize);
+            let bn = (wg / sgm) as usize; // 32 · SGN
             let g = [
-                x.rows.div_ceil(128) as u32,
+                x.rows.div_ceil(bn) as u32,
                 tiles.min(65535) as u32,
                 tiles.div_ceil(65535) as u32,
             ];
@@ -1473,7 +1496,9 @@ impl VulkanBackend {
     /// A prompt's slots grouped by expert (moe_sort.comp) for `moe_project_grouped`: the order
     /// and the tile table, of `max_tiles` entries.
     fn moe_groups(&self, ids: u64, nslots: usize, n_expert: usize) -> (VkTensor, VkTensor, usize) {
-        let max_tiles = nslots.div_ceil(MOE_CM_SLOTS) + n_expert;
+        let [wg, sgm, _] = self.moe_spec;
+        let bn = (wg / sgm) as usize; // slots a tile: 32 · SGN
+        let max_tiles = nslots.div_ceil(bn) + n_expert;
         let order = self.new_tensor(nslots, 1);
         let tiles = self.new_tensor(max_tiles, 3);
         let push = Push::new()
@@ -1482,7 +1507,7 @@ impl VulkanBackend {
             .addr(tiles.addr())
             .u32(nslots as u32)
             .u32(n_expert as u32)
-            .u32(MOE_CM_SLOTS as u32)
+            .u32(bn as u32)
             .u32(max_tiles as u32);
         self.run("moe_sort", 256, [1, 1, 1], push);
         (order, tiles, max_tiles)
@@ -1527,14 +1552,17 @@ impl VulkanBackend {
             .u32(x_per_slot as u32)
             .u32(scale.is_some() as u32)
             .u32(row_offset as u32);
-        let row_tiles = nrows.div_ceil(64 * MOE_CM_SGM as usize);
+        let [wg, sgm, mut bk] = self.moe_spec;
+        let row_tiles = nrows.div_ceil(64 * sgm as usize);
         let g = [
             *max_tiles as u32,
             row_tiles.min(65535) as u32,
             row_tiles.div_ceil(65535) as u32,
         ];
-        let bk = if cols.is_multiple_of(64) { 64 } else { 32 };
-        let spec = [MOE_CM_WG, MOE_CM_SGM, bk, 1]; // XH: the activations arrive as f16
+        if !cols.is_multiple_of(bk as usize) {
+            bk = 32;
+        }
+        let spec = [wg, sgm, bk, 1]; // XH: the activations arrive as f16
         self.run_ordered(variant("moe_matmul_cm", w.ty), spec, g, push, None, false);
         self.round_still_valid(seq);
         out

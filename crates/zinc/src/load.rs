@@ -59,19 +59,29 @@ pub struct ModelArgs {
     /// (default: a quarter of the memory on GPUs of 32 GiB or more, else none).
     #[arg(long)]
     pub vk_prompt_cache_mb: Option<u64>,
-    /// Vulkan cooperative-matrix tile, `SGMxBK` (kernel tuning): 1x32, 1x64, 2x32 or 2x64.
+    /// Vulkan cooperative-matrix tile, `SGMxBK[xSGN]` (kernel tuning): SGM 1 or 2, BK 32 or 64,
+    /// SGN (token subgroups: 32·SGN tokens a tile) 2 or 4.
     #[arg(long, hide = true, value_parser = parse_tile)]
-    pub vk_coopmat_tile: Option<(u32, u32)>,
+    pub vk_coopmat_tile: Option<(u32, u32, u32)>,
+    /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel tuning).
+    #[arg(long, hide = true, value_parser = parse_tile)]
+    pub vk_moe_tile: Option<(u32, u32, u32)>,
 }
 
-fn parse_tile(s: &str) -> Result<(u32, u32), String> {
-    let (m, k) = s.split_once('x').ok_or("expected SGMxBK, e.g. 2x64")?;
-    let m: u32 = m.parse().map_err(|_| "SGM: 1 or 2")?;
-    let k: u32 = k.parse().map_err(|_| "BK: 32 or 64")?;
-    if !(1..=2).contains(&m) || !(k == 32 || k == 64) {
-        return Err("SGM is 1 or 2, BK 32 or 64".into());
+fn parse_tile(s: &str) -> Result<(u32, u32, u32), String> {
+    let parts: Vec<&str> = s.split('x').collect();
+    let bad = || "expected SGMxBK or SGMxBKxSGN, e.g. 2x64 or 2x64x4".to_string();
+    if !(2..=3).contains(&parts.len()) {
+        return Err(bad());
     }
-    Ok((m, k))
+    let num = |i: usize| parts.get(i).map(|p| p.parse::<u32>().map_err(|_| bad()));
+    let m = num(0).unwrap_or_else(|| Err(bad()))?;
+    let k = num(1).unwrap_or_else(|| Err(bad()))?;
+    let n = num(2).unwrap_or(Ok(4))?;
+    if !(1..=2).contains(&m) || !(k == 32 || k == 64) || !(n == 2 || n == 4) {
+        return Err("SGM is 1 or 2, BK 32 or 64, SGN 2 or 4".into());
+    }
+    Ok((m, k, n))
 }
 
 /// Backend options without a model (`zinc selftest`).
@@ -89,9 +99,12 @@ pub struct ModelArgsLite {
     /// Vulkan prompts: weights dequantized to f16 rows first (kernel checks).
     #[arg(long, hide = true)]
     pub vk_prompt_f16: Option<bool>,
-    /// Vulkan cooperative-matrix tile, `SGMxBK` (kernel checks).
+    /// Vulkan cooperative-matrix tile, `SGMxBK[xSGN]` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
-    pub vk_coopmat_tile: Option<(u32, u32)>,
+    pub vk_coopmat_tile: Option<(u32, u32, u32)>,
+    /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
+    #[arg(long, hide = true, value_parser = parse_tile)]
+    pub vk_moe_tile: Option<(u32, u32, u32)>,
 }
 
 /// `choose` for commands without a model.
@@ -109,6 +122,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_prompt_threads_per_row: None,
         vk_cpu_attention: None,
         vk_coopmat_tile: a.vk_coopmat_tile,
+        vk_moe_tile: a.vk_moe_tile,
         vk_prompt_f16: a.vk_prompt_f16,
         vk_prompt_cache_mb: None,
     })
@@ -166,6 +180,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         prompt_threads_per_row: args.vk_prompt_threads_per_row,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
+        moe_tile: args.vk_moe_tile,
         prompt_f16: args.vk_prompt_f16,
         prompt_weight_cache_mb: args.vk_prompt_cache_mb,
         profile: args.profile,
