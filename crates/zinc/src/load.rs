@@ -252,3 +252,17 @@ pub fn engine_from(args: &ModelArgs, file: Arc<GgufModel>) -> Result<AnyEngine> 
         BackendChoice::Vulkan(o) => AnyEngine::Vulkan(build(vulkan_backend(&o)?, args, file)?),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_tile;
+
+    #[test]
+    fn tiles_parse_with_and_without_token_subgroups() {
+        assert_eq!(parse_tile("2x64"), Ok((2, 64, 4)));
+        assert_eq!(parse_tile("1x32x2"), Ok((1, 32, 2)));
+        for bad in ["", "2", "2x", "3x64", "2x48", "2x64x3", "2x64x4x1", "ax64"] {
+            assert!(parse_tile(bad).is_err(), "{bad:?} parsed");
+        }
+    }
+}
