@@ -67,6 +67,8 @@ pub const FORMATS: &[GgmlType] = crate::WEIGHT_FORMATS;
 
 const MM_ROWS: usize = 37;
 const FOLD_ROWS: usize = 70_001;
+/// Rows of the wide prompt-sized mat-mul cases.
+const WIDE_ROWS: usize = 2048;
 const N_EMBD: usize = 64;
 const N_FF: usize = 96;
 const N_EXPERT: usize = 80; // more than moe_route.comp's 64 invocations a token
@@ -120,6 +122,16 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
     let v = randn(&mut rng, 32 * FOLD_ROWS);
     w.add_f32_tensor("fold", GgmlType::Q8_0, &[32, FOLD_ROWS as u64], &v)
         .map_err(e)?;
+    for ty in [GgmlType::F32, GgmlType::Q8_0] {
+        let v = randn(&mut rng, 32 * WIDE_ROWS);
+        w.add_f32_tensor(
+            &format!("wide.{}", ty.name()),
+            ty,
+            &[32, WIDE_ROWS as u64],
+            &v,
+        )
+        .map_err(e)?;
+    }
     for (name, n) in [("norm.row", 1000), ("norm.head", 32), ("bias", 100)] {
         let v: Vec<f32> = randn(&mut rng, n).iter().map(|x| 1.0 + 0.3 * x).collect();
         w.add_f32_tensor(name, GgmlType::F32, &[n as u64], &v)
@@ -307,6 +319,23 @@ pub fn run<B: Backend>(
                 })
                 .collect();
             out.push(judge(case, &y, &r, |i| 1e-6 * r[i].abs().max(1.0)));
+        }
+    }
+    // A prompt-sized product with enough output tiles that backends keep their tiled mat-mul
+    // for it (Vulkan: 2,048 rows × 256 tokens fill 256 tiles of 64 × 32).
+    for ty in [GgmlType::F32, GgmlType::Q8_0] {
+        let case = format!("matmul {} rows={WIDE_ROWS} cols=32 tokens=256", ty.name());
+        if want(&case) {
+            let name = format!("wide.{}", ty.name());
+            let wv = dequant(m, &name);
+            let w = weight(&name)?;
+            let x = randn(&mut rng, 256 * 32);
+            let y = b.read(&b.matmul(&w, &b.tensor_from(&x, 256, 32)));
+            let r = matmul_ref(&wv, WIDE_ROWS, 32, &dot_input(ty, &x), 256);
+            out.push(judge(case, &y, &r, |i| {
+                let (t, row) = (i / WIDE_ROWS, i % WIDE_ROWS);
+                tol.matmul * norm(&wv[row * 32..(row + 1) * 32]) * norm(&x[t * 32..(t + 1) * 32])
+            }));
         }
     }
     for ntok in [1usize, 37] {

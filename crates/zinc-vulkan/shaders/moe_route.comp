@@ -12,7 +12,8 @@
 // Workgroup: WG = 64 invocations per token (invocation i looks at experts i, i + WG, …).
 // Specialization constant 0: SG, 1 where subgroup shuffles may reduce (butterflies within each
 //   subgroup, then the subgroups' results through shared memory: two barriers a reduction
-//   instead of a tree's seven).
+//   instead of a tree's seven). It assumes whole subgroups of at most 64 invocations (the
+//   workgroup), as every device seen has.
 // Dispatch: (min(ntok, 65535), 1, ceil(ntok / 65535)): token t = x + z · 65535.
 // As the CPU backend: p_e = exp(l_e − max) / Σ exp(l − max); the k experts of largest p in
 // descending order (ties → lower expert id); wts = their p, divided by max(Σ p, 6.1035156e-5)

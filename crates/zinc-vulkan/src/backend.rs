@@ -58,8 +58,8 @@ pub struct VulkanOptions {
     pub coopmat_tile: Option<(u32, u32, u32)>,
     /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 4), 128 slots × 128
     /// rows (H200, Qwen3-30B-A3B prompt 512, tok/s: 2x64x4 5,502; 2x32x2 5,068; 2x32x4 5,045;
-    /// 1x32x2 4,394; 1x64x4 3,706; 2x64x2 3,650 — each invocation dequantizing 64 weights a
-    /// step there).
+    /// 1x32x2 4,394; 1x64x4 3,706; 2x64x2 3,650, where each invocation dequantizes 64 weights a
+    /// step against 32 in the others).
     pub moe_tile: Option<(u32, u32, u32)>,
     /// Single-token attention over few keys follows the CPU backend's arithmetic (f16 Q and V
     /// accumulator, a key at a time), so greedy decoding tracks the CPU oracle. `None`: on CPU
@@ -222,7 +222,7 @@ const HOST_WAIT: &str = "(host waiting)";
 const PROFILE_PAIRS: u32 = 4096;
 /// The profile entry of whole command buffers, first command to last (with the gaps between
 /// kernels); names in parentheses are not kernels.
-const SPAN: &str = "(command buffers)";
+pub const SPAN: &str = "(command buffers)";
 
 impl Recorder {
     fn new(ctx: &Arc<Context>, profile: bool) -> Result<Recorder, VulkanError> {
@@ -295,7 +295,8 @@ impl Recorder {
         }
         self.cb_ops += 1;
         if !self.open {
-            // SAFETY: the command buffer is not in use (the last submit was waited for).
+            // SAFETY: the command buffer is not in use: a fresh or spare one, or one whose fence
+            // was waited for and reset.
             unsafe {
                 self.ctx.device.begin_command_buffer(
                     self.cb,
@@ -913,7 +914,11 @@ impl VulkanBackend {
         let (m, k, n) = opts
             .moe_tile
             .filter(|t| valid(t) && shared_ok(*t))
-            .unwrap_or(MOE_CM_TILE);
+            .unwrap_or(if shared_ok(MOE_CM_TILE) {
+                MOE_CM_TILE
+            } else {
+                (1, 32, 4)
+            });
         let moe_spec = [32 * n * m, m, k];
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
@@ -1192,8 +1197,6 @@ impl VulkanBackend {
         Some(addrs)
     }
 
-    /// After a dispatch that wrote nothing but a fresh output: the cached quantized input is
-    /// still current.
     /// Whether the last command quantized `x` (so the quantization is current).
     fn quant_current(&self, x: &VkTensor) -> bool {
         let ops = self.rec().ops;
@@ -1203,6 +1206,8 @@ impl VulkanBackend {
             .is_some_and(|c| c.x == x.addr() && c.len == x.len() && c.seq == ops)
     }
 
+    /// After a dispatch that wrote nothing but a fresh output: the cached quantized input is
+    /// still current.
     fn quant_still_valid(&self) {
         if let Some(c) = self
             .qcache
@@ -1333,7 +1338,7 @@ impl VulkanBackend {
                     .u32(x.rows as u32);
             }
             // A workgroup: 32·SGN tokens × 64·SGM rows.
-            let [wg, sgm, _] = self.cm_spec;
+            let [wg, sgm, mut bk] = self.cm_spec;
             let tiles = rows.div_ceil(64 * sgm as usize);
             let bn = (wg / sgm) as usize; // 32 · SGN
             let g = [
@@ -1342,7 +1347,6 @@ impl VulkanBackend {
                 tiles.div_ceil(65535) as u32,
             ];
             // BK must divide the row.
-            let [wg, sgm, mut bk] = self.cm_spec;
             if !cols.is_multiple_of(bk as usize) {
                 bk = 32;
             }
@@ -1514,8 +1518,8 @@ impl VulkanBackend {
     }
 
     /// `moe_project` on cooperative matrices: each expert's slots together
-    /// (moe_matmul_cm.comp over `moe_groups`' table), so an expert's rows are read once per 64
-    /// of its slots instead of once per slot.
+    /// (moe_matmul_cm.comp over `moe_groups`' table), so an expert's rows are read once per tile
+    /// of its slots (32·SGN, 128 by default) instead of once per slot.
     #[allow(clippy::too_many_arguments)]
     fn moe_project_grouped(
         &self,
@@ -1747,8 +1751,15 @@ impl VulkanBackend {
         if g > 8 || hd == 0 || !hd.is_multiple_of(8) || hd > 512 {
             return None;
         }
-        // The largest power of two dividing hd / 8, within a subgroup (and 32).
-        let sgs = self.ctx.info.subgroup_size.clamp(1, 32) as usize;
+        // The largest power of two dividing hd / 8, within a subgroup (and 32). Intel GPUs
+        // may run a compute shader in subgroups of 8 whatever size they report: 8 at most there.
+        const INTEL: u32 = 0x8086;
+        let most = if self.ctx.info.vendor_id == INTEL {
+            8
+        } else {
+            32
+        };
+        let sgs = self.ctx.info.subgroup_size.clamp(1, most) as usize;
         let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
         // About ATTN_DEC_SLICES slices of 32 to 1,024 keys (a multiple of 16).
         let split_len = keys
@@ -1793,17 +1804,30 @@ impl VulkanBackend {
         let scales: Vec<Option<u64>> = w.scales.iter().map(|s| self.scale_buffer(*s)).collect();
         // Prompts on cooperative matrices group the slots by expert first; decode steps (and
         // devices without them, float experts, rows not a multiple of 32) go slot by slot.
-        let (gu_w, gu_cols) = match &w.gate_up {
-            GateUp::Separate { gate, up } => (!is_float(gate.ty) && !is_float(up.ty), gate.cols()),
-            GateUp::Fused(gu) => (!is_float(gu.ty), gu.cols()),
+        let (gu_w, gu_cols, gu_first) = match &w.gate_up {
+            GateUp::Separate { gate, up } => (
+                !is_float(gate.ty) && !is_float(up.ty) && up.buf.size <= u32::MAX as u64,
+                gate.cols(),
+                Some(*gate),
+            ),
+            GateUp::Fused(gu) => (!is_float(gu.ty), gu.cols(), Some(*gu)),
         };
+        // (The tile table is the dispatch's x: at most 65,535 entries. The kernel's byte offsets
+        // are 32-bit, as every kernel's: expert tensors of 4 GiB or more go slot by slot.)
+        let within_u32 = [Some(w.down), gu_first]
+            .iter()
+            .flatten()
+            .all(|m| m.buf.size <= u32::MAX as u64);
+        let slots_per_tile = (self.moe_spec[0] / self.moe_spec[1]) as usize;
         let grouped = self.coopmat
             && x.rows > 4
             && n_expert <= MOE_SORT_EXPERTS
+            && nslots.div_ceil(slots_per_tile) + n_expert <= 65535
             && gu_w
             && !is_float(w.down.ty)
             && gu_cols.is_multiple_of(32)
-            && w.down.cols().is_multiple_of(32);
+            && w.down.cols().is_multiple_of(32)
+            && within_u32;
         if grouped {
             let groups = self.moe_groups(ids.addr(), nslots, n_expert);
             let proj = |m: &VkWeight, off: usize, n: usize, input: &VkTensor, s, per_slot| {
@@ -1847,8 +1871,9 @@ impl VulkanBackend {
                 )
             }
         };
-        // The down projection's input quantized as it is produced (moe_matvecq reads it).
-        let a = self.gated_for(&g, &u, w.act, self.int_dot);
+        // The down projection's input quantized as it is produced, where moe_matvecq reads it.
+        let int_down = self.int_dot && act_mode(w.down.ty).is_some_and(|(m, _)| m <= 2);
+        let a = self.gated_for(&g, &u, w.act, int_down);
         let y = self.moe_project(
             w.down,
             0,
@@ -2332,7 +2357,8 @@ impl Backend for VulkanBackend {
                     .filter(|t| group.is_multiple_of(if t.0 == 1 { 32 } else { 256 }));
                 // Merging in one workgroup a KV head pays off for a few slices (short
                 // contexts); many (long ones) merge faster spread over attn_combine.comp
-                // (H200, Qwen3-8B at 4,096 tokens: 147 → 131 tok/s merged at 64 slices).
+                // (H200, Qwen3-8B at 4,096 tokens, slices then chosen for about 64: 147 → 131
+                // tok/s merged in place).
                 let merge = p.n_head_kv <= ATTN_COUNTERS && nsplit <= MERGE_SPLITS;
                 let (mode, qa, sa) = target
                     .as_ref()

@@ -15,6 +15,7 @@ pub mod device;
 
 pub use backend::{
     kernel_plan, KernelPlan, Stats, VkKvCache, VkTensor, VkWeight, VulkanBackend, VulkanOptions,
+    SPAN as PROFILE_SPAN,
 };
 pub use device::{DeviceInfo, DeviceKind};
 

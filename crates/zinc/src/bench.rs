@@ -190,7 +190,7 @@ fn bench_with<B: Backend>(
             );
         }
         for (name, ms, n) in &other {
-            if name == "(command buffers)" {
+            if name == zinc_vulkan::PROFILE_SPAN {
                 eprintln!(
                     "{name}: {ms:.1} ms over {n} submits, kernels busy {:.1}% of it; wall time of the runs {:.1} ms",
                     100.0 * total / ms.max(1e-9),
