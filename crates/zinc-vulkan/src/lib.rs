@@ -5,9 +5,10 @@
 //! The loader (`libvulkan.so.1`, `vulkan-1.dll`) is opened at run time: a machine without it
 //! still runs the CPU backend, and [`VulkanBackend::new`] says what is missing.
 //!
-//! Execution: ops record dispatches into one command buffer; nothing is submitted until a value
-//! is read (`read`, `argmax`), so a decode step is one submit. Shaders never assume a subgroup
-//! size: reductions go through shared memory.
+//! Execution: ops record dispatches; long recordings go to the queue in pieces as they grow, and
+//! the host waits only when a value is read (`read`, `argmax`), so a decode step is one round
+//! trip. Shaders never assume a subgroup size: where they reduce through subgroup operations,
+//! the host checks the device's size or the shader checks it at run time.
 
 mod backend;
 mod context;

@@ -1,0 +1,293 @@
+//! Mixture-of-experts FFNs on the Vulkan backend: routing, experts slot by slot (decode) or
+//! grouped by expert on cooperative matrices (prompts), and their weighted sum.
+
+use super::*;
+
+/// `moe_matmul_cm.comp`'s default tile (SGM, BK, SGN): 128 slots × 128 rows, as the dense
+/// mat-mul's (a 512-token prompt of 128 experts, top 8, averages 32 slots an expert, but
+/// smaller tiles measured slower).
+pub(super) const MOE_CM_TILE: (u32, u32, u32) = (2, 64, 4);
+/// moe_sort.comp groups up to this many experts.
+const MOE_SORT_EXPERTS: usize = 1024;
+
+impl VulkanBackend {
+    /// A prompt's slots grouped by expert (moe_sort.comp) for `moe_project_grouped`: the order
+    /// and the tile table, of `max_tiles` entries.
+    fn moe_groups(&self, ids: u64, nslots: usize, n_expert: usize) -> (VkTensor, VkTensor, usize) {
+        let [wg, sgm, _] = self.moe_spec;
+        let bn = (wg / sgm) as usize; // slots a tile: 32 · SGN
+        let max_tiles = nslots.div_ceil(bn) + n_expert;
+        let order = self.new_tensor(nslots, 1);
+        let tiles = self.new_tensor(max_tiles, 3);
+        let push = Push::new()
+            .addr(ids)
+            .addr(order.addr())
+            .addr(tiles.addr())
+            .u32(nslots as u32)
+            .u32(n_expert as u32)
+            .u32(bn as u32)
+            .u32(max_tiles as u32);
+        self.run("moe_sort", 256, [1, 1, 1], push);
+        (order, tiles, max_tiles)
+    }
+
+    /// `moe_project` on cooperative matrices: each expert's slots together
+    /// (moe_matmul_cm.comp over `moe_groups`' table), so an expert's rows are read once per tile
+    /// of its slots (32·SGN, 128 by default) instead of once per slot.
+    #[allow(clippy::too_many_arguments)]
+    fn moe_project_grouped(
+        &self,
+        w: &VkWeight,
+        row_offset: usize,
+        nrows: usize,
+        x: &VkTensor,
+        groups: &(VkTensor, VkTensor, usize),
+        scale: Option<u64>,
+        nslots: usize,
+        k: usize,
+        x_per_slot: bool,
+    ) -> VkTensor {
+        let cols = w.cols();
+        let expert_bytes = w.rows() as u64 * w.row_bytes;
+        let out = self.new_tensor(nslots, nrows);
+        // The activations rounded as the CPU's dot product sees them, as f16 pairs.
+        let xa = self.dot_input(w.ty, x, true).unwrap_or(x.addr());
+        let seq = self.rec().ops;
+        let (order, tiles, max_tiles) = groups;
+        let push = Push::new()
+            .addr(w.buf.address)
+            .addr(xa)
+            .addr(out.addr())
+            .addr(order.addr())
+            .addr(tiles.addr())
+            .addr(scale.unwrap_or(0))
+            .u32(cols as u32)
+            .u32(nrows as u32)
+            .u32(w.row_bytes as u32)
+            .u32(nslots as u32)
+            .u32(expert_bytes as u32)
+            .u32(k as u32)
+            .u32(x_per_slot as u32)
+            .u32(scale.is_some() as u32)
+            .u32(row_offset as u32);
+        let [wg, sgm, mut bk] = self.moe_spec;
+        let row_tiles = nrows.div_ceil(64 * sgm as usize);
+        let g = [
+            *max_tiles as u32,
+            row_tiles.min(65535) as u32,
+            row_tiles.div_ceil(65535) as u32,
+        ];
+        if !cols.is_multiple_of(bk as usize) {
+            bk = 32;
+        }
+        let spec = [wg, sgm, bk, 1]; // XH: the activations arrive as f16
+        self.run_ordered(variant("moe_matmul_cm", w.ty), spec, g, push, None, false);
+        self.round_still_valid(seq);
+        out
+    }
+
+    /// Expert projections for every (token, slot): `y[s] = W[ids[s]] · x[s or s / k]`.
+    #[allow(clippy::too_many_arguments)]
+    fn moe_project(
+        &self,
+        w: &VkWeight,
+        row_offset: usize,
+        nrows: usize,
+        x: &VkTensor,
+        ids: u64,
+        scale: Option<u64>,
+        nslots: usize,
+        k: usize,
+        x_per_slot: bool,
+    ) -> VkTensor {
+        let cols = w.cols();
+        let expert_rows = w.rows();
+        let expert_bytes = expert_rows as u64 * w.row_bytes;
+        let out = self.new_tensor(nslots, nrows);
+        // The scalars both kernels take after their addresses.
+        let shape = |p: Push| {
+            p.u32(cols as u32)
+                .u32(nrows as u32)
+                .u32(w.row_bytes as u32)
+                .u32(expert_bytes as u32)
+                .u32(nslots as u32)
+                .u32(k as u32)
+                .u32(x_per_slot as u32)
+                .u32(scale.is_some() as u32)
+                .u32(row_offset as u32)
+        };
+        // Integer dot products where the format has them (moe_matvecq.comp); gate and up share
+        // one quantized input and run without a barrier between them, as dense mat-vecs do.
+        if self.int_dot {
+            if let Some((q, s, used)) = self.quant_input(w.ty, x) {
+                let seq = self.rec().ops;
+                let tpr = self.q_threads_per_row;
+                let wg = 128.max(tpr);
+                let groups = nrows.div_ceil((wg / tpr) as usize);
+                let g = [
+                    nslots as u32,
+                    groups.min(65535) as u32,
+                    groups.div_ceil(65535) as u32,
+                ];
+                let push = Push::new().addr(w.buf.address).addr(q).addr(s);
+                let push = shape(push.addr(out.addr()).addr(ids).addr(scale.unwrap_or(0)));
+                let spec = [wg, tpr, 0, 0];
+                let name = variant("moe_matvecq", w.ty);
+                self.run_ordered(name, spec, g, push, Some(out.addr()), used);
+                if self.rec().ops == seq + 1 {
+                    self.quant_still_valid();
+                }
+                return out;
+            }
+        }
+        let xa = self.dot_input(w.ty, x, false).unwrap_or(x.addr());
+        let push = Push::new().addr(w.buf.address).addr(xa);
+        let push = shape(push.addr(out.addr()).addr(ids).addr(scale.unwrap_or(0)));
+        let mut g = fold(nrows);
+        g[1] = nslots as u32;
+        self.run(variant("moe_matvec", w.ty), 64, g, push);
+        out
+    }
+
+    /// The mixture-of-experts FFN of `x` into `out`, or added to it (`accumulate`: in the same
+    /// dispatch as the experts' weighted sum, the same numbers as `moe_ffn` then `add`).
+    pub(super) fn moe(
+        &self,
+        x: &VkTensor,
+        w: &MoeWeights<'_, VkWeight>,
+        out: &VkTensor,
+        accumulate: bool,
+    ) {
+        let primed = self.quant_current(x);
+        let logits = self.project(w.router, x);
+        let n_expert = logits.cols;
+        let k = w.k.min(n_expert);
+        let nslots = x.rows * k;
+        let ids = self.new_tensor(nslots, 1);
+        let wts = self.new_tensor(nslots, 1);
+        let push = Push::new()
+            .addr(logits.addr())
+            .addr(ids.addr())
+            .addr(wts.addr())
+            .u32(n_expert as u32)
+            .u32(k as u32)
+            .u32(w.renorm as u32)
+            .u32(x.rows as u32);
+        self.run_spec("moe_route", [self.shuffle as u32, 0, 0], fold(x.rows), push);
+        // The router and the routing wrote only their own outputs: x's quantization by the norm
+        // before them still serves the experts. (The routing declares no output, so the first
+        // expert mat-vec, which reads its ids, waits behind a barrier all the same.)
+        if primed {
+            self.quant_still_valid();
+        }
+        let scales: Vec<Option<u64>> = w.scales.iter().map(|s| self.scale_buffer(*s)).collect();
+        // Prompts on cooperative matrices group the slots by expert first; decode steps (and
+        // devices without them, float experts, rows not a multiple of 32) go slot by slot.
+        let (gu_w, gu_cols, gu_first) = match &w.gate_up {
+            GateUp::Separate { gate, up } => (
+                !is_float(gate.ty) && !is_float(up.ty) && up.buf.size <= u32::MAX as u64,
+                gate.cols(),
+                Some(*gate),
+            ),
+            GateUp::Fused(gu) => (!is_float(gu.ty), gu.cols(), Some(*gu)),
+        };
+        // (The tile table is the dispatch's x: at most 65,535 entries. The kernel's byte offsets
+        // are 32-bit, as every kernel's: expert tensors of 4 GiB or more go slot by slot.)
+        let within_u32 = [Some(w.down), gu_first]
+            .iter()
+            .flatten()
+            .all(|m| m.buf.size <= u32::MAX as u64);
+        let slots_per_tile = (self.moe_spec[0] / self.moe_spec[1]) as usize;
+        let grouped = self.coopmat
+            && x.rows > 4
+            && n_expert <= MOE_SORT_EXPERTS
+            && nslots.div_ceil(slots_per_tile) + n_expert <= 65535
+            && gu_w
+            && !is_float(w.down.ty)
+            && gu_cols.is_multiple_of(32)
+            && w.down.cols().is_multiple_of(32)
+            && within_u32;
+        if grouped {
+            let groups = self.moe_groups(ids.addr(), nslots, n_expert);
+            let proj = |m: &VkWeight, off: usize, n: usize, input: &VkTensor, s, per_slot| {
+                self.moe_project_grouped(m, off, n, input, &groups, s, nslots, k, per_slot)
+            };
+            let (g, u) = match &w.gate_up {
+                GateUp::Separate { gate, up } => {
+                    let n_ff = gate.rows();
+                    (
+                        proj(gate, 0, n_ff, x, scales[0], false),
+                        proj(up, 0, n_ff, x, scales[1], false),
+                    )
+                }
+                GateUp::Fused(gu) => {
+                    let n_ff = gu.rows() / 2;
+                    (
+                        proj(gu, 0, n_ff, x, scales[0], false),
+                        proj(gu, n_ff, n_ff, x, scales[1], false),
+                    )
+                }
+            };
+            let a = self.gated(&g, &u, w.act);
+            let y = proj(w.down, 0, w.down.rows(), &a, scales[2], true);
+            self.moe_combine(&y, &wts, x.rows, k, out, accumulate);
+            return;
+        }
+        let (g, u) = match &w.gate_up {
+            GateUp::Separate { gate, up } => {
+                let n_ff = gate.rows();
+                (
+                    self.moe_project(gate, 0, n_ff, x, ids.addr(), scales[0], nslots, k, false),
+                    self.moe_project(up, 0, n_ff, x, ids.addr(), scales[1], nslots, k, false),
+                )
+            }
+            GateUp::Fused(gu) => {
+                // Gate rows first, then up rows, within each expert.
+                let n_ff = gu.rows() / 2;
+                (
+                    self.moe_project(gu, 0, n_ff, x, ids.addr(), scales[0], nslots, k, false),
+                    self.moe_project(gu, n_ff, n_ff, x, ids.addr(), scales[1], nslots, k, false),
+                )
+            }
+        };
+        // The down projection's input quantized as it is produced, where moe_matvecq reads it.
+        let int_down = self.int_dot && act_mode(w.down.ty).is_some_and(|(m, _)| m <= 2);
+        let a = self.gated_for(&g, &u, w.act, int_down);
+        let y = self.moe_project(
+            w.down,
+            0,
+            w.down.rows(),
+            &a,
+            ids.addr(),
+            scales[2],
+            nslots,
+            k,
+            true,
+        );
+        self.moe_combine(&y, &wts, x.rows, k, out, accumulate);
+    }
+
+    /// A token's k expert outputs (rows of `y`, one per slot) summed with their routing weights,
+    /// into `out` or (`accumulate`) added to it.
+    fn moe_combine(
+        &self,
+        y: &VkTensor,
+        wts: &VkTensor,
+        ntok: usize,
+        k: usize,
+        out: &VkTensor,
+        accumulate: bool,
+    ) {
+        let n_embd = y.cols;
+        let n = ntok * n_embd;
+        let push = Push::new()
+            .addr(y.addr())
+            .addr(wts.addr())
+            .addr(out.addr())
+            .u32(n_embd as u32)
+            .u32(k as u32)
+            .u32(ntok as u32)
+            .u32(accumulate as u32);
+        self.run("moe_combine", 256, fold(n.div_ceil(256)), push);
+    }
+}

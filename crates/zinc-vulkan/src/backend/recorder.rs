@@ -1,0 +1,516 @@
+//! The Vulkan backend's command recording: command buffers (recorded, in flight, spare) and
+//! their fences, barriers owed between commands, the mapped upload arena, the profiler's
+//! timestamps, and the pool of device buffers tensors come from.
+
+use super::*;
+
+/// Commands before the first piece of a recording goes to the device, and in each later one;
+/// at most this many pieces in flight (then the oldest is waited for).
+pub(super) const FIRST_CHUNK: u32 = 16;
+pub(super) const CHUNK: u32 = 64;
+pub(super) const MAX_FLYING: usize = 64;
+/// Uploads (positions, ids, small tensors) go through a mapped arena of this size.
+pub(super) const ARENA_BYTES: u64 = 8 << 20;
+/// Large uploads are staged in chunks of this size.
+pub(super) const STAGING_BYTES: u64 = 64 << 20;
+
+pub(super) struct Recorder {
+    pub(super) ctx: Arc<Context>,
+    pub(super) pool: vk::CommandPool,
+    /// The command buffer being recorded, and the fence its submit signals.
+    pub(super) cb: vk::CommandBuffer,
+    pub(super) fence: vk::Fence,
+    pub(super) open: bool,
+    /// Commands in the open command buffer.
+    pub(super) cb_ops: u32,
+    /// Command buffers submitted without waiting (`flush`), oldest first, and free ones.
+    pub(super) flying: Vec<(vk::CommandBuffer, vk::Fence)>,
+    pub(super) spare: Vec<(vk::CommandBuffer, vk::Fence)>,
+    pub(super) arena: Buffer,
+    pub(super) arena_used: u64,
+    /// Buffers the open command buffer reads from that must outlive it.
+    pub(super) keep: Vec<Buffer>,
+    pub(super) readback: Option<Buffer>,
+    pub(super) prof: Option<Profiler>,
+    /// Commands recorded so far (dispatches, copies, fills): a value that has not moved means
+    /// no buffer was written in between (see `QuantCache`).
+    pub(super) ops: u64,
+    /// Since the last barrier: every command declared the one buffer it writes (these), or not
+    /// (`None`: anything may have been written).
+    pub(super) written: Option<Vec<u64>>,
+    /// The pipeline stages of the commands since the last barrier (none: no barrier is owed).
+    pub(super) since: vk::PipelineStageFlags,
+}
+
+/// GPU timestamps around every dispatch, summed per shader when a submit completes.
+pub(super) struct Profiler {
+    pub(super) pool: vk::QueryPool,
+    /// Nanoseconds per timestamp tick.
+    pub(super) period: f64,
+    /// The shader of each pair of queries in the open command buffer.
+    pub(super) names: Vec<&'static str>,
+    pub(super) totals: HashMap<&'static str, (f64, u64)>,
+    /// When the open command buffer's first command was recorded.
+    pub(super) opened: Option<std::time::Instant>,
+}
+
+/// Profile entries of the host's side of each submit: recording its commands (first to last),
+/// and waiting for the device to run them.
+pub(super) const HOST_RECORD: &str = "(host recording)";
+pub(super) const HOST_WAIT: &str = "(host waiting)";
+
+/// Timestamp pairs per command buffer; dispatches past this are not timed.
+pub(super) const PROFILE_PAIRS: u32 = 4096;
+/// The profile entry of whole command buffers, first command to last (with the gaps between
+/// kernels); names in parentheses are not kernels.
+pub const SPAN: &str = "(command buffers)";
+
+impl Recorder {
+    pub(super) fn new(ctx: &Arc<Context>, profile: bool) -> Result<Recorder, VulkanError> {
+        let d = &ctx.device;
+        // SAFETY: plain object creation on a live device.
+        unsafe {
+            let pool = d.create_command_pool(
+                &vk::CommandPoolCreateInfo::default()
+                    .queue_family_index(ctx.queue_family)
+                    .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER),
+                None,
+            )?;
+            let cb = d.allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1),
+            )?[0];
+            let fence = d.create_fence(&vk::FenceCreateInfo::default(), None)?;
+            let prof = if profile {
+                let qp = d.create_query_pool(
+                    &vk::QueryPoolCreateInfo::default()
+                        .query_type(vk::QueryType::TIMESTAMP)
+                        .query_count(2 * PROFILE_PAIRS),
+                    None,
+                )?;
+                Some(Profiler {
+                    pool: qp,
+                    period: ctx.info.timestamp_period as f64,
+                    names: Vec::new(),
+                    totals: HashMap::new(),
+                    opened: None,
+                })
+            } else {
+                None
+            };
+            Ok(Recorder {
+                prof,
+                ctx: ctx.clone(),
+                pool,
+                cb,
+                fence,
+                open: false,
+                cb_ops: 0,
+                flying: Vec::new(),
+                spare: Vec::new(),
+                arena: ctx.buffer(ARENA_BYTES, Memory::Host)?,
+                arena_used: 0,
+                keep: Vec::new(),
+                readback: None,
+                ops: 0,
+                written: Some(Vec::new()),
+                since: vk::PipelineStageFlags::empty(),
+            })
+        }
+    }
+
+    pub(super) fn begin(&mut self) -> Result<(), VulkanError> {
+        // A long recording goes to the device in pieces, so it runs while the host records the
+        // rest (a decode step's ~330 commands took ~1.5 ms to record on the H200's host, with
+        // the GPU idle): the first after FIRST_CHUNK commands, then every CHUNK. Profiles keep
+        // one command buffer per submit (their timestamps are read per command buffer).
+        let limit = if self.flying.is_empty() {
+            FIRST_CHUNK
+        } else {
+            CHUNK
+        };
+        if self.open && self.prof.is_none() && self.cb_ops >= limit {
+            self.flush()?;
+        }
+        self.cb_ops += 1;
+        if !self.open {
+            // SAFETY: the command buffer is not in use: a fresh or spare one, or one whose fence
+            // was waited for and reset.
+            unsafe {
+                self.ctx.device.begin_command_buffer(
+                    self.cb,
+                    &vk::CommandBufferBeginInfo::default()
+                        .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
+                )?;
+                if let Some(p) = &mut self.prof {
+                    let d = &self.ctx.device;
+                    d.cmd_reset_query_pool(self.cb, p.pool, 0, 2 * PROFILE_PAIRS);
+                    p.names.clear();
+                    // Pair 0 spans the whole command buffer (its end is written at submit).
+                    d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::TOP_OF_PIPE, p.pool, 0);
+                    p.names.push(SPAN);
+                    p.opened = Some(std::time::Instant::now());
+                }
+            }
+            self.open = true;
+        }
+        Ok(())
+    }
+
+    /// Before a command: the barrier owed to the commands recorded before it, unless it runs
+    /// `concurrent`ly with them (it reads nothing they write and writes nothing they touch).
+    /// `writes` names the one buffer (by address) the command writes, where it says; a
+    /// `concurrent` command then skips the barrier if every command since the last one named
+    /// its own, other buffer.
+    pub(super) fn order(
+        &mut self,
+        writes: Option<u64>,
+        concurrent: bool,
+        stage: vk::PipelineStageFlags,
+    ) {
+        let free = match (&self.written, writes) {
+            (Some(w), Some(out)) => concurrent && !w.contains(&out),
+            _ => false,
+        };
+        if !self.since.is_empty() && !free {
+            self.barrier(self.since, stage);
+            self.written = Some(Vec::new());
+            self.since = vk::PipelineStageFlags::empty();
+        }
+        self.since |= stage;
+        match (&mut self.written, writes) {
+            (Some(w), Some(out)) => w.push(out),
+            (w, _) => *w = None,
+        }
+    }
+
+    /// The writes of the commands since the last barrier (in stages `src`) are visible to the
+    /// next command (in stage `dst`) and every later one: a compute-to-compute barrier names
+    /// only the compute stage.
+    pub(super) fn barrier(&self, src: vk::PipelineStageFlags, dst: vk::PipelineStageFlags) {
+        let access = |st: vk::PipelineStageFlags, shader, transfer| {
+            let mut a = vk::AccessFlags::empty();
+            if st.contains(vk::PipelineStageFlags::COMPUTE_SHADER) {
+                a |= shader;
+            }
+            if st.contains(vk::PipelineStageFlags::TRANSFER) {
+                a |= transfer;
+            }
+            a
+        };
+        let mb = vk::MemoryBarrier::default()
+            .src_access_mask(access(
+                src,
+                vk::AccessFlags::SHADER_WRITE,
+                vk::AccessFlags::TRANSFER_WRITE,
+            ))
+            .dst_access_mask(access(
+                dst,
+                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE,
+            ));
+        // SAFETY: recording into the open command buffer.
+        unsafe {
+            self.ctx.device.cmd_pipeline_barrier(
+                self.cb,
+                src,
+                dst,
+                vk::DependencyFlags::empty(),
+                &[mb],
+                &[],
+                &[],
+            );
+        }
+    }
+
+    pub(super) fn dispatch(
+        &mut self,
+        name: &'static str,
+        pipe: vk::Pipeline,
+        push: &Push,
+        groups: [u32; 3],
+        writes: Option<u64>,
+        concurrent: bool,
+    ) -> Result<(), VulkanError> {
+        if groups.contains(&0) {
+            return Ok(());
+        }
+        self.ops += 1;
+        self.begin()?;
+        self.order(writes, concurrent, vk::PipelineStageFlags::COMPUTE_SHADER);
+        let d = &self.ctx.device;
+        let timed = match &mut self.prof {
+            Some(p) if (p.names.len() as u32) < PROFILE_PAIRS => {
+                let q = 2 * p.names.len() as u32;
+                p.names.push(name);
+                Some((p.pool, q))
+            }
+            _ => None,
+        };
+        // SAFETY: recording into the open command buffer with a pipeline of this device; the
+        // timestamp queries were reset when the buffer began.
+        unsafe {
+            if let Some((pool, q)) = timed {
+                d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::TOP_OF_PIPE, pool, q);
+            }
+            d.cmd_bind_pipeline(self.cb, vk::PipelineBindPoint::COMPUTE, pipe);
+            d.cmd_push_constants(
+                self.cb,
+                self.ctx.pipeline_layout(),
+                vk::ShaderStageFlags::COMPUTE,
+                0,
+                push.as_bytes(),
+            );
+            d.cmd_dispatch(self.cb, groups[0], groups[1], groups[2]);
+            if let Some((pool, q)) = timed {
+                d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, q + 1);
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn copy(
+        &mut self,
+        src: vk::Buffer,
+        src_off: u64,
+        dst: vk::Buffer,
+        dst_off: u64,
+        size: u64,
+    ) -> Result<(), VulkanError> {
+        if size == 0 {
+            return Ok(());
+        }
+        self.ops += 1;
+        self.begin()?;
+        self.order(None, false, vk::PipelineStageFlags::TRANSFER);
+        // SAFETY: recording a copy between live buffers, in bounds (callers check).
+        unsafe {
+            self.ctx.device.cmd_copy_buffer(
+                self.cb,
+                src,
+                dst,
+                &[vk::BufferCopy {
+                    src_offset: src_off,
+                    dst_offset: dst_off,
+                    size,
+                }],
+            );
+        }
+        Ok(())
+    }
+
+    pub(super) fn fill_zero(&mut self, buf: vk::Buffer, size: u64) -> Result<(), VulkanError> {
+        self.ops += 1;
+        self.begin()?;
+        self.order(None, false, vk::PipelineStageFlags::TRANSFER);
+        // SAFETY: recording a fill of a live buffer; size is a multiple of 4.
+        unsafe {
+            self.ctx
+                .device
+                .cmd_fill_buffer(self.cb, buf, 0, size.div_ceil(4) * 4, 0);
+        }
+        Ok(())
+    }
+
+    /// Copies `bytes` into the arena and returns their device address (16-byte aligned). A
+    /// full arena is retired (kept alive until the next submit completes) and a fresh one taken:
+    /// addresses handed out earlier stay valid until the work that reads them has run.
+    pub(super) fn upload(&mut self, bytes: &[u8]) -> Result<u64, VulkanError> {
+        let len = (bytes.len() as u64).max(4);
+        if self.arena_used + len > self.arena.size {
+            let size = ARENA_BYTES.max(len.next_power_of_two());
+            let fresh = self.ctx.buffer(size, Memory::Host)?;
+            let old = std::mem::replace(&mut self.arena, fresh);
+            self.keep.push(old);
+            self.arena_used = 0;
+        }
+        let at = self.arena_used;
+        self.arena.write(at, bytes);
+        self.arena_used = (at + len).div_ceil(16) * 16;
+        Ok(self.arena.address + at)
+    }
+
+    /// Submits the open command buffer without waiting for it and opens another at the next
+    /// command. Barriers order commands across command buffers of the queue as within one, and
+    /// what they read (arena, kept buffers) lives until `submit` has waited for all of them.
+    pub(super) fn flush(&mut self) -> Result<(), VulkanError> {
+        let d = &self.ctx.device;
+        // SAFETY: ends and submits the open command buffer; the next pair is free (a fresh one,
+        // or the oldest in flight once its fence has signalled).
+        unsafe {
+            d.end_command_buffer(self.cb)?;
+            let cbs = [self.cb];
+            d.queue_submit(
+                self.ctx.queue(),
+                &[vk::SubmitInfo::default().command_buffers(&cbs)],
+                self.fence,
+            )?;
+            self.flying.push((self.cb, self.fence));
+            let next = match self.spare.pop() {
+                Some(pair) => pair,
+                None if self.flying.len() >= MAX_FLYING => {
+                    let (cb, fence) = self.flying.remove(0);
+                    d.wait_for_fences(&[fence], true, u64::MAX)?;
+                    d.reset_fences(&[fence])?;
+                    d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())?;
+                    (cb, fence)
+                }
+                None => {
+                    let cb = d.allocate_command_buffers(
+                        &vk::CommandBufferAllocateInfo::default()
+                            .command_pool(self.pool)
+                            .level(vk::CommandBufferLevel::PRIMARY)
+                            .command_buffer_count(1),
+                    )?[0];
+                    (cb, d.create_fence(&vk::FenceCreateInfo::default(), None)?)
+                }
+            };
+            (self.cb, self.fence) = next;
+        }
+        self.open = false;
+        self.cb_ops = 0;
+        Ok(())
+    }
+
+    /// Waits for the command buffers `flush` submitted and frees them.
+    pub(super) fn land(&mut self) -> Result<(), VulkanError> {
+        let d = &self.ctx.device;
+        // SAFETY: waits on each submitted fence before resetting it and its command buffer.
+        unsafe {
+            for (cb, fence) in self.flying.drain(..) {
+                d.wait_for_fences(&[fence], true, u64::MAX)?;
+                d.reset_fences(&[fence])?;
+                d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())?;
+                self.spare.push((cb, fence));
+            }
+        }
+        Ok(())
+    }
+
+    /// Submits what is recorded and waits for it (and for what `flush` submitted).
+    pub(super) fn submit(&mut self, stats: &Stats) -> Result<(), VulkanError> {
+        if !self.open {
+            self.land()?;
+            self.arena_used = 0;
+            self.keep.clear();
+            return Ok(());
+        }
+        self.cb_ops = 0;
+        let ctx = self.ctx.clone();
+        let d = &ctx.device;
+        // SAFETY: ends and submits the open command buffer, waits on its fence, then resets both;
+        // nothing else uses the queue (the recorder is behind a lock).
+        unsafe {
+            if let Some(p) = &self.prof {
+                d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, p.pool, 1);
+            }
+            d.end_command_buffer(self.cb)?;
+            self.open = false;
+            let cbs = [self.cb];
+            let submitted = std::time::Instant::now();
+            if let Some(p) = &mut self.prof {
+                if let Some(t) = p.opened.take() {
+                    let e = p.totals.entry(HOST_RECORD).or_insert((0.0, 0));
+                    e.0 += (submitted - t).as_nanos() as f64;
+                    e.1 += 1;
+                }
+            }
+            d.queue_submit(
+                self.ctx.queue(),
+                &[vk::SubmitInfo::default().command_buffers(&cbs)],
+                self.fence,
+            )?;
+            stats.submits.fetch_add(1, Relaxed);
+            d.wait_for_fences(&[self.fence], true, u64::MAX)?;
+            self.land()?;
+            if let Some(p) = &mut self.prof {
+                let e = p.totals.entry(HOST_WAIT).or_insert((0.0, 0));
+                e.0 += submitted.elapsed().as_nanos() as f64;
+                e.1 += 1;
+            }
+            d.reset_fences(&[self.fence])?;
+            d.reset_command_buffer(self.cb, vk::CommandBufferResetFlags::empty())?;
+            if let Some(p) = &mut self.prof {
+                let n = p.names.len();
+                if n > 0 {
+                    let mut ticks = vec![0u64; 2 * n];
+                    d.get_query_pool_results(
+                        p.pool,
+                        0,
+                        &mut ticks,
+                        vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                    )?;
+                    for (i, name) in p.names.iter().enumerate() {
+                        let dt = ticks[2 * i + 1].saturating_sub(ticks[2 * i]) as f64 * p.period;
+                        let e = p.totals.entry(name).or_insert((0.0, 0));
+                        e.0 += dt;
+                        e.1 += 1;
+                    }
+                }
+                p.names.clear();
+            }
+        }
+        self.arena_used = 0;
+        self.keep.clear();
+        Ok(())
+    }
+}
+
+impl Drop for Recorder {
+    fn drop(&mut self) {
+        // SAFETY: waits for the device before destroying the objects it may still use.
+        unsafe {
+            let d = &self.ctx.device;
+            let _ = d.device_wait_idle();
+            if let Some(p) = &self.prof {
+                d.destroy_query_pool(p.pool, None);
+            }
+            d.destroy_fence(self.fence, None);
+            for (_, fence) in self.flying.drain(..).chain(self.spare.drain(..)) {
+                d.destroy_fence(fence, None);
+            }
+            d.destroy_command_pool(self.pool, None);
+        }
+    }
+}
+
+/// Free device buffers by size class, reused by later tensors.
+pub(super) struct Pool {
+    pub(super) ctx: Arc<Context>,
+    pub(super) free: Mutex<HashMap<u64, Vec<Buffer>>>,
+}
+
+impl Pool {
+    /// Sizes round up to an eighth of their power of two (≤ 12.5% waste), at least 256 bytes.
+    pub(super) fn class(bytes: u64) -> u64 {
+        let b = bytes.max(256);
+        let step = (b.next_power_of_two() / 8).max(256);
+        b.div_ceil(step) * step
+    }
+
+    pub(super) fn take(&self, bytes: u64) -> Result<Buffer, VulkanError> {
+        let c = Pool::class(bytes);
+        if let Some(b) = self
+            .free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(&c)
+            .and_then(Vec::pop)
+        {
+            return Ok(b);
+        }
+        self.ctx.buffer(c, Memory::Device)
+    }
+
+    pub(super) fn put(&self, b: Buffer) {
+        let c = b.size;
+        self.free
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(c)
+            .or_default()
+            .push(b);
+    }
+}
