@@ -72,8 +72,8 @@ shared float ps[G * SL_MAX];
 shared float red[G * LPK * 8u]; // values: the slots' sums, head by head
 shared float ml[2u * 8u];
 shared uint is_last;
-const uint MAX_SPLITS = 128u; // the host's limit on slices
-shared float wexp[8u * MAX_SPLITS]; // merge: per head and slice, e^(m_s − M)
+const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (MERGE_SPLITS)
+shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
 
 void main() {
     uint g = gl_WorkGroupID.x;
@@ -291,14 +291,14 @@ void main() {
     for (uint i = tid; i < G * nsplit; i += WG) {
         uint gi = i / nsplit, s = i % nsplit;
         uint base = (t * pc.n_head + h0 + gi) * nsplit * stride;
-        wexp[gi * MAX_SPLITS + s] = exp(pv.v[base + s * stride] - ml[2u * gi]);
+        wexp[gi * MERGE_MAX + s] = exp(pv.v[base + s * stride] - ml[2u * gi]);
     }
     barrier();
     if (tid < G) {
         uint base = (t * pc.n_head + h0 + tid) * nsplit * stride;
         float lsum = 0.0;
         for (uint s = 0u; s < nsplit; s++) {
-            lsum += pv.v[base + s * stride + 1u] * wexp[tid * MAX_SPLITS + s];
+            lsum += pv.v[base + s * stride + 1u] * wexp[tid * MERGE_MAX + s];
         }
         ml[2u * tid + 1u] = (lsum > 0.0) ? 1.0 / lsum : 0.0;
     }
@@ -316,7 +316,7 @@ void main() {
                 uint base = (t * pc.n_head + h0 + hh) * nsplit * stride;
                 float a = 0.0;
                 for (uint s = 0u; s < nsplit; s++) {
-                    a += pv.v[base + s * stride + 2u + d] * wexp[hh * MAX_SPLITS + s];
+                    a += pv.v[base + s * stride + 2u + d] * wexp[hh * MERGE_MAX + s];
                 }
                 v[k] = a * ml[2u * hh + 1u];
                 pc.o.v[ooff + e + k] = v[k];

@@ -140,7 +140,7 @@ const MAX_SPLITS: usize = 128;
 const ATTN_DEC_SLICES: usize = 32;
 /// Counters of attn_dec.comp's merge: one per KV head of a decode step.
 const ATTN_COUNTERS: usize = 4096;
-/// attn_dec.comp merges its slices itself up to this many of them.
+/// attn_dec.comp merges its slices itself up to this many of them (its MERGE_MAX).
 const MERGE_SPLITS: usize = 8;
 /// The last activations quantized for the integer-dot mat-vec, kept for the next projection of
 /// the same input (q, k and v share one; gate and up another). Valid while the recorder's `ops`
@@ -760,7 +760,7 @@ impl VulkanBackend {
     fn project(&self, w: &VkWeight, x: &VkTensor) -> VkTensor {
         let (rows, cols) = (w.rows(), w.cols());
         let out = self.new_tensor(x.rows, rows);
-        let float_weight = matches!(w.ty, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16);
+        let float_weight = is_float(w.ty);
         // Cooperative matrices take quantized weights and F16 ones, rows a multiple of 32.
         let cooperative = self.coopmat
             && x.rows > 4
@@ -1123,7 +1123,7 @@ impl VulkanBackend {
             .next_multiple_of(16)
             .clamp(32, 1024);
         // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of 128 words.
-        let shared = 4 * (g * hd + g * 1024 + g * lpk * 8 + 16 + 1 + 8 * MAX_SPLITS + 4 * 128);
+        let shared = 4 * (g * hd + g * 1024 + g * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * 128);
         if keys.div_ceil(split_len) > MAX_SPLITS
             || shared > self.ctx.info.max_shared_memory as usize
         {

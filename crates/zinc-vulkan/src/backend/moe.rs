@@ -182,88 +182,49 @@ impl VulkanBackend {
         }
         let scales: Vec<Option<u64>> = w.scales.iter().map(|s| self.scale_buffer(*s)).collect();
         // Prompts on cooperative matrices group the slots by expert first; decode steps (and
-        // devices without them, float experts, rows not a multiple of 32) go slot by slot.
-        let (gu_w, gu_cols, gu_first) = match &w.gate_up {
-            GateUp::Separate { gate, up } => (
-                !is_float(gate.ty) && !is_float(up.ty) && up.buf.size <= u32::MAX as u64,
-                gate.cols(),
-                Some(*gate),
-            ),
-            GateUp::Fused(gu) => (!is_float(gu.ty), gu.cols(), Some(*gu)),
+        // devices without them, float experts, rows not a multiple of 32) go slot by slot. The
+        // tile table is the dispatch's x (at most 65,535 entries); the kernel's byte offsets are
+        // 32-bit, as every kernel's, so expert tensors of 4 GiB or more go slot by slot too.
+        let experts: Vec<&VkWeight> = match &w.gate_up {
+            GateUp::Separate { gate, up } => vec![gate, up, w.down],
+            GateUp::Fused(gu) => vec![gu, w.down],
         };
-        // (The tile table is the dispatch's x: at most 65,535 entries. The kernel's byte offsets
-        // are 32-bit, as every kernel's: expert tensors of 4 GiB or more go slot by slot.)
-        let within_u32 = [Some(w.down), gu_first]
-            .iter()
-            .flatten()
-            .all(|m| m.buf.size <= u32::MAX as u64);
         let slots_per_tile = (self.moe_spec[0] / self.moe_spec[1]) as usize;
         let grouped = self.coopmat
             && x.rows > 4
             && n_expert <= MOE_SORT_EXPERTS
             && nslots.div_ceil(slots_per_tile) + n_expert <= 65535
-            && gu_w
-            && !is_float(w.down.ty)
-            && gu_cols.is_multiple_of(32)
-            && w.down.cols().is_multiple_of(32)
-            && within_u32;
-        if grouped {
-            let groups = self.moe_groups(ids.addr(), nslots, n_expert);
-            let proj = |m: &VkWeight, off: usize, n: usize, input: &VkTensor, s, per_slot| {
-                self.moe_project_grouped(m, off, n, input, &groups, s, nslots, k, per_slot)
-            };
-            let (g, u) = match &w.gate_up {
-                GateUp::Separate { gate, up } => {
-                    let n_ff = gate.rows();
-                    (
-                        proj(gate, 0, n_ff, x, scales[0], false),
-                        proj(up, 0, n_ff, x, scales[1], false),
-                    )
-                }
-                GateUp::Fused(gu) => {
-                    let n_ff = gu.rows() / 2;
-                    (
-                        proj(gu, 0, n_ff, x, scales[0], false),
-                        proj(gu, n_ff, n_ff, x, scales[1], false),
-                    )
-                }
-            };
-            let a = self.gated(&g, &u, w.act);
-            let y = proj(w.down, 0, w.down.rows(), &a, scales[2], true);
-            self.moe_combine(&y, &wts, x.rows, k, out, accumulate);
-            return;
-        }
+            && experts.iter().all(|m| {
+                !is_float(m.ty) && m.cols().is_multiple_of(32) && m.buf.size <= u32::MAX as u64
+            });
+        let groups = grouped.then(|| self.moe_groups(ids.addr(), nslots, n_expert));
+        let proj = |m: &VkWeight, off: usize, n: usize, input: &VkTensor, s, per_slot| match &groups
+        {
+            Some(gr) => self.moe_project_grouped(m, off, n, input, gr, s, nslots, k, per_slot),
+            None => self.moe_project(m, off, n, input, ids.addr(), s, nslots, k, per_slot),
+        };
         let (g, u) = match &w.gate_up {
             GateUp::Separate { gate, up } => {
                 let n_ff = gate.rows();
                 (
-                    self.moe_project(gate, 0, n_ff, x, ids.addr(), scales[0], nslots, k, false),
-                    self.moe_project(up, 0, n_ff, x, ids.addr(), scales[1], nslots, k, false),
+                    proj(gate, 0, n_ff, x, scales[0], false),
+                    proj(up, 0, n_ff, x, scales[1], false),
                 )
             }
             GateUp::Fused(gu) => {
                 // Gate rows first, then up rows, within each expert.
                 let n_ff = gu.rows() / 2;
                 (
-                    self.moe_project(gu, 0, n_ff, x, ids.addr(), scales[0], nslots, k, false),
-                    self.moe_project(gu, n_ff, n_ff, x, ids.addr(), scales[1], nslots, k, false),
+                    proj(gu, 0, n_ff, x, scales[0], false),
+                    proj(gu, n_ff, n_ff, x, scales[1], false),
                 )
             }
         };
-        // The down projection's input quantized as it is produced, where moe_matvecq reads it.
-        let int_down = self.int_dot && act_mode(w.down.ty).is_some_and(|(m, _)| m <= 2);
+        // Slot by slot, the down projection's input is quantized as it is produced, where
+        // moe_matvecq reads it.
+        let int_down = !grouped && self.int_dot && act_mode(w.down.ty).is_some_and(|(m, _)| m <= 2);
         let a = self.gated_for(&g, &u, w.act, int_down);
-        let y = self.moe_project(
-            w.down,
-            0,
-            w.down.rows(),
-            &a,
-            ids.addr(),
-            scales[2],
-            nslots,
-            k,
-            true,
-        );
+        let y = proj(w.down, 0, w.down.rows(), &a, scales[2], true);
         self.moe_combine(&y, &wts, x.rows, k, out, accumulate);
     }
 
