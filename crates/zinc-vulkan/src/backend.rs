@@ -65,8 +65,8 @@ pub struct VulkanOptions {
     pub coopmat_tile: Option<(u32, u32, u32)>,
     /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 4), 128 slots × 128
     /// rows (H200, Qwen3-30B-A3B prompt 512, tok/s: 2x64x4 5,502; 2x32x2 5,068; 2x32x4 5,045;
-    /// 1x32x2 4,394; 1x64x4 3,706; 2x64x2 3,650, where each invocation dequantizes 64 weights a
-    /// step against 32 in the others).
+    /// 1x32x2 4,394; 1x64x4 3,706; 2x64x2 3,603–3,656 in three earlier runs, where each
+    /// invocation dequantizes 64 weights a step against 32 in the others).
     pub moe_tile: Option<(u32, u32, u32)>,
     /// Single-token attention over few keys follows the CPU backend's arithmetic (f16 Q and V
     /// accumulator, a key at a time), so greedy decoding tracks the CPU oracle. `None`: on CPU

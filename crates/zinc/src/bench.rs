@@ -1,7 +1,7 @@
 //! `zinc bench`: prompt processing and generation speed, measured as llama-bench does: each test
 //! from an empty cache (after `-d` tokens of depth when asked), a warm-up run (repeated until
-//! the warm-ups took a second, so a GPU's clocks have settled), then `-r` repetitions; random
-//! tokens, end-of-sequence ignored.
+//! the warm-ups took a second: a GPU's first short runs can be slow), then `-r` repetitions;
+//! random tokens, end-of-sequence ignored.
 
 use std::time::Instant;
 
@@ -109,9 +109,10 @@ fn bench_with<B: Backend>(
     let mut run_secs = 0.0f64;
     for (kind, n) in tests {
         let mut samples = Vec::new();
-        // Warm-ups (rep 0) repeat until they have run for a second (at most WARMUPS times): a
-        // GPU idle while the model loads ramps its clocks back up over a few short runs (H200,
-        // prompt 512 after one warm-up: 3,429, 5,257, 7,007, 7,883 tok/s).
+        // Warm-ups (rep 0) repeat until they have run for a second (at most WARMUPS times):
+        // after one short warm-up, the H200's prompt-512 runs climbed 3,429, 5,257, 7,007,
+        // 7,883 tok/s (the cause was not pinned down; clocks ramping up after the idle model
+        // load is the likely one).
         let mut warm = 0.0f64;
         let mut warmups = 0;
         let mut rep = 0;
