@@ -33,6 +33,8 @@ const QUANT_ONLY: &[&str] = &[
     "moe_matvecq",
     "moe_matmul_cm",
 ];
+/// Kernels compiled for these formats only.
+const ONLY_FORMATS: &[(&str, &[&str])] = &[("matvec_dec", &["Q4_K", "Q6_K"])];
 /// Exceptions to QUANT_ONLY: (shader, float format) pairs that are compiled.
 const FLOAT_EXTRA: &[(&str, &str)] = &[("matmul_cm", "F16")];
 const FORMATS: &[&str] = &[
@@ -106,6 +108,10 @@ fn main() {
             HEAD_DIMS
                 .iter()
                 .map(|d| variant(d.to_string(), format!("#define HEAD_DIM {d}u")))
+                .collect()
+        } else if let Some((_, only)) = ONLY_FORMATS.iter().find(|(n, _)| *n == stem) {
+            only.iter()
+                .map(|f| variant(f.to_string(), format!("#define TYPE_{f} 1")))
                 .collect()
         } else if PER_FORMAT.contains(&stem.as_str()) {
             FORMATS

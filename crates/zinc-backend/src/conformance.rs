@@ -69,6 +69,10 @@ const MM_ROWS: usize = 37;
 const FOLD_ROWS: usize = 70_001;
 /// Rows of the wide prompt-sized mat-mul cases.
 const WIDE_ROWS: usize = 2048;
+/// Rows of nine 256-element blocks, for mat-vecs whose lanes take a row's blocks in passes (an
+/// odd count ends part-way through a pass).
+const LONG_COLS: usize = 2304;
+const LONG_FORMATS: [GgmlType; 3] = [GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K];
 const N_EMBD: usize = 64;
 const N_FF: usize = 96;
 const N_EXPERT: usize = 80; // more than moe_route.comp's 64 invocations a token
@@ -128,6 +132,16 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
             &format!("wide.{}", ty.name()),
             ty,
             &[32, WIDE_ROWS as u64],
+            &v,
+        )
+        .map_err(e)?;
+    }
+    for ty in LONG_FORMATS {
+        let v = randn(&mut rng, LONG_COLS * MM_ROWS);
+        w.add_f32_tensor(
+            &format!("long.{}", ty.name()),
+            ty,
+            &[LONG_COLS as u64, MM_ROWS as u64],
             &v,
         )
         .map_err(e)?;
@@ -335,6 +349,29 @@ pub fn run<B: Backend>(
             out.push(judge(case, &y, &r, |i| {
                 let (t, row) = (i / WIDE_ROWS, i % WIDE_ROWS);
                 tol.matmul * norm(&wv[row * 32..(row + 1) * 32]) * norm(&x[t * 32..(t + 1) * 32])
+            }));
+        }
+    }
+    for ty in LONG_FORMATS {
+        for ntok in [1usize, 3] {
+            let case = format!(
+                "matmul {} rows={MM_ROWS} cols={LONG_COLS} tokens={ntok}",
+                ty.name()
+            );
+            if !want(&case) {
+                continue;
+            }
+            let name = format!("long.{}", ty.name());
+            let wv = dequant(m, &name);
+            let w = weight(&name)?;
+            let x = randn(&mut rng, ntok * LONG_COLS);
+            let y = b.read(&b.matmul(&w, &b.tensor_from(&x, ntok, LONG_COLS)));
+            let r = matmul_ref(&wv, MM_ROWS, LONG_COLS, &dot_input(ty, &x), ntok);
+            out.push(judge(case, &y, &r, |i| {
+                let (t, row) = (i / MM_ROWS, i % MM_ROWS);
+                tol.matmul
+                    * norm(&wv[row * LONG_COLS..(row + 1) * LONG_COLS])
+                    * norm(&x[t * LONG_COLS..(t + 1) * LONG_COLS])
             }));
         }
     }

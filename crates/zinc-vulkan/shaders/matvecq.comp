@@ -16,12 +16,15 @@
 // Push constants (std430, in order): Words w; Words xq; Floats xs; Floats y; uint ncols;
 //   uint nrows; uint row_bytes; uint ntok; uint accumulate (1: y += W·x, a residual connection).
 // Specialization constants: 0 = WG, the workgroup size (default 128); 1 = TPR, threads per row
-//   (a power of two dividing WG, default 16); 2 = NT, tokens per invocation (1..16, default 1).
-// Dispatch: (ceil(ntok / NT), min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / TPR))
-//   row groups: the token group is gl_WorkGroupID.x (fastest, so the workgroups that share a
-//   slice of W run together and find it in cache), the row group y + z·65535.
-// A row's TPR lanes take its units (UNIT elements, dotq.glsl) in turn — lanes next to each
-// other read neighbouring bytes — and each unit is dotted with NT tokens' activations.
+//   (a power of two dividing WG, default 16); 2 = NT, tokens per invocation (1..16, default 1);
+//   3 = NR, rows per group of TPR lanes (NT·NR ≤ 16, default 1).
+// Dispatch: (ceil(ntok / NT), min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / TPR
+//   · NR)) row groups: the token group is gl_WorkGroupID.x (fastest, so the workgroups that
+//   share a slice of W run together and find it in cache), the row group y + z·65535.
+// A group of TPR lanes owns NR consecutive rows; its lanes take the rows' units (UNIT elements,
+// dotq.glsl) in turn — lanes next to each other read neighbouring bytes — and each unit of the
+// NR rows is dotted with NT tokens' activations, so a lane has NR rows' loads in flight at once
+// and reads each activation unit once for them.
 // Subgroup shuffles reduce a row's lanes when the subgroup holds them, else shared memory does
 // (the host takes this kernel only where the device has subgroup shuffles).
 
@@ -32,6 +35,7 @@
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint TPR = 16;
 layout(constant_id = 2) const uint NT = 1;
+layout(constant_id = 3) const uint NR = 1;
 layout(local_size_x_id = 0) in;
 
 layout(push_constant, std430) uniform PC {
@@ -75,37 +79,49 @@ float row_sum(float v, uint tid, uint lane) {
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint lane = tid % TPR;
-    uint r = (gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u) * (WG / TPR) + tid / TPR;
+    uint slot = (gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u) * (WG / TPR) + tid / TPR;
+    uint r0 = slot * NR; // the group's first row
     uint t0 = gl_WorkGroupID.x * NT;
-    bool live = r < pc.nrows && t0 < pc.ntok;
+    bool live = r0 < pc.nrows && t0 < pc.ntok;
     float acc[16];
     uint xw[16];
     uint xc[16];
+    uint rowb[16];
     [[unroll]] for (uint j = 0u; j < NT; j++) {
         uint t = min(t0 + j, pc.ntok - 1u); // past the end: recompute the last token
         xw[j] = t * (pc.ncols / 4u);
         xc[j] = t * (pc.ncols / 32u) * 4u;
-        acc[j] = 0.0;
+    }
+    [[unroll]] for (uint k = 0u; k < NR; k++) {
+        // Rows past the end re-read the last row (results dropped): loads stay uniform.
+        rowb[k] = min(r0 + k, pc.nrows - 1u) * pc.row_bytes;
+    }
+    [[unroll]] for (uint a = 0u; a < NT * NR; a++) {
+        acc[a] = 0.0;
     }
     if (live) {
         const uint UPB = BLOCK_ELEMS / UNIT; // units per block
         uint nunits = pc.ncols / UNIT;
-        uint row = r * pc.row_bytes;
         for (uint i = lane; i < nunits; i += TPR) {
-            uint bb = row + (i / UPB) * BLOCK_BYTES;
+            uint blk = (i / UPB) * BLOCK_BYTES;
             uint u = i % UPB;
             uint e0 = i * UNIT;
-            [[unroll]] for (uint j = 0u; j < NT; j++) {
-                acc[j] += unit_dot(pc.w, bb, u, pc.xq, pc.xs, xw[j] + e0 / 4u,
-                                   xc[j] + (e0 / 32u) * 4u);
+            [[unroll]] for (uint k = 0u; k < NR; k++) {
+                [[unroll]] for (uint j = 0u; j < NT; j++) {
+                    acc[j * NR + k] += unit_dot(pc.w, rowb[k] + blk, u, pc.xq, pc.xs,
+                                                xw[j] + e0 / 4u, xc[j] + (e0 / 32u) * 4u);
+                }
             }
         }
     }
     [[unroll]] for (uint j = 0u; j < NT; j++) {
-        float total = row_sum(acc[j], tid, lane);
-        if (lane == 0u && live && t0 + j < pc.ntok) {
-            uint at = (t0 + j) * pc.nrows + r;
-            pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
+        [[unroll]] for (uint k = 0u; k < NR; k++) {
+            float total = row_sum(acc[j * NR + k], tid, lane);
+            uint r = r0 + k;
+            if (lane == 0u && live && r < pc.nrows && t0 + j < pc.ntok) {
+                uint at = (t0 + j) * pc.nrows + r;
+                pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
+            }
         }
     }
 }

@@ -40,6 +40,15 @@ pub struct VulkanOptions {
     /// devices (a row per SIMD lane, no barriers); on GPUs 16 for the integer-dot kernel, 64 for
     /// the float one. Tests set it to run the GPU kernels on lavapipe.
     pub threads_per_row: Option<u32>,
+    /// The integer-dot mat-vec on decode steps as (threads per row, rows per group of them,
+    /// workgroup size), kernel tuning, for every matrix as given. `None`: (`threads_per_row`
+    /// or 16, 1, 128) on GPUs.
+    pub decode_matvec: Option<(u32, u32, u32)>,
+    /// Decode steps of Q4_K/Q6_K weights on `matvec_dec.comp` as (lanes per group of rows, a
+    /// power of two ≥ 8; rows per group, 1–8; workgroup size; passes unrolled, 1–8), kernel
+    /// tuning, for every matrix as given; lanes 0 keeps them on `matvecq.comp`. `None`:
+    /// (32, 1, 128, 4) on GPUs.
+    pub decode_kquant: Option<(u32, u32, u32, u32)>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
     pub prompt_threads_per_row: Option<u32>,
@@ -138,6 +147,9 @@ const MAX_SPLITS: usize = 128;
 /// 33 slices gave 146 tok/s on one instance; on a slower one, 65 slices 125–129 and 128 slices
 /// 113–118 — more workgroups do not pay for merging more partials).
 const ATTN_DEC_SLICES: usize = 32;
+/// Decode mat-vecs take fewer rows per group of lanes where more would leave fewer than this
+/// many workgroups.
+const MATVEC_MIN_GROUPS: usize = 256;
 /// Counters of attn_dec.comp's merge: one per KV head of a decode step.
 const ATTN_COUNTERS: usize = 4096;
 /// attn_dec.comp merges its slices itself up to this many of them (its MERGE_MAX).
@@ -251,6 +263,15 @@ pub struct VulkanBackend {
     /// (H200 decode, Qwen3-8B, after the session-4 fusions: tg64 at 16 → 180, 64 → 146 tok/s;
     /// 32 gave 170 at tg128).
     q_threads_per_row: u32,
+    /// The integer-dot mat-vec's shape on decode steps: [threads per row, rows per group of
+    /// them, workgroup size] (`matvecq.comp`'s TPR, NR, WG).
+    decode_matvec: [u32; 3],
+    /// `decode_matvec` or `decode_kquant` was given (tuning, tests): every matrix takes it as
+    /// it is.
+    decode_exact: bool,
+    /// matvec_dec.comp's shape on decode steps of K-quant weights: [lanes per group of rows,
+    /// rows per group, workgroup size, passes unrolled]; lanes below 8: matvecq.comp instead.
+    decode_kquant: [u32; 4],
     /// Threads per row of the integer-dot kernel on prompts (H200, Qwen3-8B prompt 512:
     /// 32 → 189, 16 → 349, 8 → 582, 4 → 881, 2 → 1082 tok/s).
     p_threads_per_row: u32,
@@ -425,9 +446,39 @@ impl VulkanBackend {
             None if ctx.info.vram >= 32 * GIB => ctx.info.vram / 4,
             None => 0,
         };
+        let (mut dtpr, mut dnr, mut dwg) = (q_threads_per_row, 1, 128);
+        let mut decode_exact = false;
+        if let Some((t, r, w)) = opts.decode_matvec {
+            let ok = t.is_power_of_two() && t <= 64 && (1..=16).contains(&r) && r.is_power_of_two();
+            if ok && w.is_power_of_two() && (t..=1024).contains(&w) {
+                (dtpr, dnr, dwg, decode_exact) = (t, r, w, true);
+            }
+        }
+        let mut decode_kquant = [32, 1, 128, 4];
+        if on_cpu {
+            decode_kquant = [0; 4];
+        }
+        if let Some((l, r, w, u)) = opts.decode_kquant {
+            if l == 0 {
+                decode_kquant = [0; 4];
+            } else if l.is_power_of_two()
+                && l >= 8
+                && (1..=8).contains(&r)
+                && w.is_power_of_two()
+                && (l..=1024).contains(&w)
+                && (1..=8).contains(&u)
+            {
+                decode_kquant = [l, r, w, u];
+                decode_exact = true;
+            }
+        }
+        let decode_kquant = if int_dot { decode_kquant } else { [0; 4] };
         let b = VulkanBackend {
             threads_per_row,
             q_threads_per_row,
+            decode_matvec: [dtpr, dnr, dwg],
+            decode_exact,
+            decode_kquant,
             p_threads_per_row,
             int_dot,
             shuffle,
@@ -546,10 +597,39 @@ impl VulkanBackend {
         writes: Option<u64>,
         concurrent: bool,
     ) {
+        self.run_labeled(shader, shader, spec, groups, push, writes, concurrent);
+    }
+
+    /// `run_ordered` under another name in profiles (`label`).
+    #[allow(clippy::too_many_arguments)]
+    fn run_labeled(
+        &self,
+        shader: &'static str,
+        label: &'static str,
+        spec: [u32; 4],
+        groups: [u32; 3],
+        push: Push,
+        writes: Option<u64>,
+        concurrent: bool,
+    ) {
         let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
         self.rec()
-            .dispatch(shader, pipe, &push, groups, writes, concurrent)
+            .dispatch(label, pipe, &push, groups, writes, concurrent)
             .unwrap_or_else(|e| fatal(e));
+    }
+
+    /// A profile name for `shader` on a `rows × cols` weight when profiling (mat-vecs are
+    /// timed per shape there), else `shader` itself.
+    fn shape_label(&self, shader: &'static str, rows: usize, cols: usize) -> &'static str {
+        if self.rec().prof.is_none() {
+            return shader;
+        }
+        static NAMES: Mutex<Option<HashMap<(&'static str, usize, usize), &'static str>>> =
+            Mutex::new(None);
+        let mut m = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+        let map = m.get_or_insert_with(HashMap::new);
+        map.entry((shader, rows, cols))
+            .or_insert_with(|| Box::leak(format!("{shader} {rows}×{cols}").into_boxed_str()))
     }
 
     fn upload(&self, bytes: &[u8]) -> u64 {
@@ -925,23 +1005,50 @@ impl VulkanBackend {
             .u32(w.row_bytes as u32)
             .u32(x.rows as u32)
             .u32(accumulate as u32);
-        // Decode steps: a token per invocation; prompts: NT tokens share each weight read.
-        let (nt, tpr): (u32, u32) = if x.rows <= 4 {
-            (1, self.q_threads_per_row)
+        // Decode steps on K-quants: matvec_dec.comp (a block's pieces across neighbouring
+        // lanes); other decode steps: a token per invocation, NR rows per group of lanes;
+        // prompts: NT tokens share each weight read. Decode shapes take fewer rows per group
+        // where the matrix would then fill too few workgroups.
+        let kquant = matches!(w.ty, GgmlType::Q4_K | GgmlType::Q6_K)
+            && cols.is_multiple_of(256)
+            && self.decode_kquant[0] >= 8;
+        let (shader, nt, tpr, mut nr, wg): (&'static str, u32, u32, u32, u32) = if x.rows <= 4 {
+            if kquant {
+                let [lpr, nr, wg, _] = self.decode_kquant;
+                (variant("matvec_dec", w.ty), 1, lpr, nr, wg)
+            } else {
+                let [tpr, nr, wg] = self.decode_matvec;
+                (variant("matvecq", w.ty), 1, tpr, nr, wg)
+            }
         } else {
-            (8, self.p_threads_per_row)
+            (variant("matvecq", w.ty), 8, self.p_threads_per_row, 1, 128)
         };
-        let wg = 128.max(tpr);
-        let groups = rows.div_ceil((wg / tpr) as usize);
+        let wg = wg.max(tpr);
+        while nr > 1
+            && !self.decode_exact
+            && rows.div_ceil((wg / tpr * nr) as usize) < MATVEC_MIN_GROUPS
+        {
+            nr /= 2;
+        }
+        let groups = rows.div_ceil((wg / tpr * nr) as usize);
         let g = [
             x.rows.div_ceil(nt as usize) as u32,
             groups.min(65535) as u32,
             groups.div_ceil(65535) as u32,
         ];
+        // matvecq.comp: [WG, TPR, NT, NR]; matvec_dec.comp: [WG, LPR, NR, UNROLL] with no
+        // more passes than the row has blocks for.
+        let spec = if nt == 1 && kquant {
+            let passes = (cols / 256).div_ceil((tpr / 8) as usize) as u32;
+            [wg, tpr, nr, self.decode_kquant[3].min(passes).max(1)]
+        } else {
+            [wg, tpr, nt, nr]
+        };
         let writes = (!accumulate).then_some(y);
-        self.run_ordered(
-            variant("matvecq", w.ty),
-            [wg, tpr, nt, 0],
+        self.run_labeled(
+            shader,
+            self.shape_label(shader, rows, cols),
+            spec,
             g,
             push,
             writes,

@@ -7,15 +7,25 @@ use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
 /// Threads per mat-vec row: 1 is lavapipe's own choice; 16 runs the integer-dot mat-vec and the
 /// split-key decode attention a GPU gets (row reductions through subgroup shuffles where the
 /// subgroup holds a row, else shared memory); 64 with integer dots off runs the float mat-vec
-/// of devices without them.
+/// of devices without them. The second and last run K-quant decode steps on matvec_dec.comp
+/// (GPUs' default shape, then 3 rows per group of 16 lanes); the last runs the generic decode
+/// mat-vec with 4 rows per group of 8 lanes (rows past a matrix's end inside a group).
 #[test]
 fn vulkan_backend_conforms_without_validation_errors() {
-    for (tpr, int_dot, cpu_attention) in [(1, true, true), (16, true, false), (64, false, true)] {
-        conforms(tpr, int_dot, cpu_attention);
+    for (tpr, int_dot, cpu_attention, decode, kquant) in [
+        (1, true, true, None, None),
+        (16, true, false, None, Some((32, 2, 128, 4))),
+        (64, false, true, None, None),
+        (8, true, false, Some((8, 4, 64)), Some((16, 3, 64, 3))),
+    ] {
+        conforms(tpr, int_dot, cpu_attention, decode, kquant);
     }
 }
 
-fn conforms(tpr: u32, int_dot: bool, cpu_attention: bool) {
+type Shape = Option<(u32, u32, u32)>;
+type KShape = Option<(u32, u32, u32, u32)>;
+
+fn conforms(tpr: u32, int_dot: bool, cpu_attention: bool, decode: Shape, kquant: KShape) {
     let b = VulkanBackend::new(&VulkanOptions {
         device: None,
         validation: true,
@@ -23,11 +33,13 @@ fn conforms(tpr: u32, int_dot: bool, cpu_attention: bool) {
         prompt_threads_per_row: Some(tpr),
         int_dot: Some(int_dot),
         cpu_attention: Some(cpu_attention),
+        decode_matvec: decode,
+        decode_kquant: kquant,
         ..Default::default()
     })
     .expect("a Vulkan device with the validation layer (CI installs lavapipe and vulkan-validationlayers)");
     eprintln!(
-        "device: {} ({}), {tpr} threads per row, integer dots {int_dot} (device: {}), CPU-style attention {cpu_attention}",
+        "device: {} ({}), {tpr} threads per row, integer dots {int_dot} (device: {}), CPU-style attention {cpu_attention}, decode mat-vec {decode:?}, K-quants {kquant:?}",
         b.device().name,
         b.device().driver_info,
         b.device().integer_dot_product

@@ -48,6 +48,14 @@ pub struct ModelArgs {
     /// Vulkan integer-dot threads per row on prompts (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_prompt_threads_per_row: Option<u32>,
+    /// Vulkan decode mat-vec, `TPRxNRxWG`: threads per row, rows per group of them,
+    /// workgroup size (kernel tuning).
+    #[arg(long, hide = true, value_parser = parse_triple)]
+    pub vk_decode_matvec: Option<(u32, u32, u32)>,
+    /// Vulkan decode mat-vec of Q4_K/Q6_K weights, `LPRxNRxWGxUNROLL` (kernel tuning;
+    /// 0x0x0x0: the generic one).
+    #[arg(long, hide = true, value_parser = parse_quad)]
+    pub vk_decode_kquant: Option<(u32, u32, u32, u32)>,
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
@@ -66,6 +74,30 @@ pub struct ModelArgs {
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel tuning).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
+}
+
+fn parse_triple(s: &str) -> Result<(u32, u32, u32), String> {
+    let v: Vec<u32> = s
+        .split('x')
+        .map(|p| p.parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| "expected AxBxC, e.g. 16x2x128".to_string())?;
+    match v[..] {
+        [a, b, c] => Ok((a, b, c)),
+        _ => Err("expected AxBxC, e.g. 16x2x128".into()),
+    }
+}
+
+fn parse_quad(s: &str) -> Result<(u32, u32, u32, u32), String> {
+    let v: Vec<u32> = s
+        .split('x')
+        .map(|p| p.parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| "expected AxBxCxD, e.g. 32x1x128x4".to_string())?;
+    match v[..] {
+        [a, b, c, d] => Ok((a, b, c, d)),
+        _ => Err("expected AxBxCxD, e.g. 32x1x128x4".into()),
+    }
 }
 
 fn parse_tile(s: &str) -> Result<(u32, u32, u32), String> {
@@ -120,6 +152,8 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_int_dot: None,
         vk_coopmat: None,
         vk_prompt_threads_per_row: None,
+        vk_decode_matvec: None,
+        vk_decode_kquant: None,
         vk_cpu_attention: None,
         vk_coopmat_tile: a.vk_coopmat_tile,
         vk_moe_tile: a.vk_moe_tile,
@@ -178,6 +212,8 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         int_dot: args.vk_int_dot,
         coopmat: args.vk_coopmat,
         prompt_threads_per_row: args.vk_prompt_threads_per_row,
+        decode_matvec: args.vk_decode_matvec,
+        decode_kquant: args.vk_decode_kquant,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
         moe_tile: args.vk_moe_tile,

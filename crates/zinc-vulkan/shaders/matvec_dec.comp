@@ -1,0 +1,219 @@
+#version 450
+#extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_spirv_intrinsics : require
+// matvec_dec.comp — Y = W·X for decode steps (a token per workgroup column) on K-quant weights
+// (Q4_K, Q6_K), with integer dot products on activations quantized by quant_act.comp / the
+// norm and activation kernels (Q8_K mode: one scale per 256 elements).
+//
+// Same contract as matvecq.comp (push constants, output, accumulate) for NT = 1; what differs
+// is how lanes meet memory. In matvecq a lane owns whole units, so the lanes of one load
+// instruction touch addresses a unit apart; here eight neighbouring lanes split every 256-
+// element block into eight 16-byte pieces of its quants, so a subgroup's load reads
+// consecutive bytes of consecutive blocks (coalesced), and the activations each lane needs
+// are the matching 16-byte pieces. Every lane also reads its block's small header (scales),
+// shared by its eight lanes.
+//
+// Per format, lane piece p (0..7) of a block:
+//   Q4_K (144-byte blocks: d, dmin, 12 scale bytes, 128 qs bytes): qs bytes 16p .. 16p + 15 of
+//     the quants; their low nibbles are elements 64(p/2) + 16(p%2) + 0..15 (sub-block p/2·2),
+//     high nibbles the same + 32 (sub-block p/2·2 + 1).
+//   Q6_K (blocks padded to 224 bytes on the device: 128 ql, 64 qh, 16 scales, d): half n = p/4,
+//     ql bytes 64n + 16(p%4) .. + 15 and qh bytes 32n + 16(p%2) .. + 15; with l = 16(p%2) + i,
+//     low nibbles are quarter (p%4)/2 (elements 128n + 32·((p%4)/2) + l), high nibbles
+//     quarter (p%4)/2 + 2, the two qh bits of quarter q at 2q.
+//
+// Buffers and push constants: as matvecq.comp (w, xq, xs, y, ncols, nrows, row_bytes, ntok,
+//   accumulate); ncols a multiple of 256.
+// Specialization constants: 0 = WG, the workgroup size (default 128); 1 = LPR, lanes per
+//   group of rows (a power of two, 8 ≤ LPR ≤ WG, default 32): LPR / 8 blocks of a row at a
+//   time; 2 = NR, consecutive rows per group (1..8, default 2), each lane's loads of the NR
+//   rows in flight together against one read of the activations; 3 = UNROLL, passes over
+//   LPR / 8 blocks whose loads are all issued before their math (1..8, default 4): a decode
+//   mat-vec is too short for a loop that waits on each pass's loads in turn.
+// Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)).
+
+#include "common.glsl"
+#include "dequant.glsl"
+#include "dotq.glsl"
+
+layout(constant_id = 0) const uint WG = 128;
+layout(constant_id = 1) const uint LPR = 32;
+layout(constant_id = 2) const uint NR = 2;
+layout(constant_id = 3) const uint UNROLL = 4;
+layout(local_size_x_id = 0) in;
+
+layout(push_constant, std430) uniform PC {
+    Words w;
+    Words xq;
+    Floats xs;
+    Floats y;
+    uint ncols;
+    uint nrows;
+    uint row_bytes;
+    uint ntok;
+    uint accumulate;
+} pc;
+
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4s { vec4 v[]; };
+
+shared float red[WG];
+
+// The LPR lanes of a group sum `v` (lane 0 of the group has the total).
+float group_sum(float v, uint tid, uint lane) {
+    if (gl_SubgroupSize >= LPR) {
+        [[unroll]] for (uint s = LPR / 2u; s > 0u; s >>= 1) {
+            v += subgroupShuffleXor(v, s);
+        }
+        return v;
+    }
+    barrier(); // the previous row's sums have been read
+    red[tid] = v;
+    for (uint s = LPR / 2u; s > 0u; s >>= 1) {
+        barrier();
+        if (lane < s) {
+            red[tid] += red[tid + s];
+        }
+    }
+    barrier();
+    return red[tid];
+}
+
+#if defined(TYPE_Q4_K)
+// get_scale_min_k4 for sub-block j of the 12 scale bytes in h.yzw.
+uvec2 k4_scale_min(uvec4 h, uint j) {
+    uint s[3] = uint[3](h.y, h.z, h.w);
+    return scale_min(s, j);
+}
+#endif
+
+void main() {
+    uint tid = gl_LocalInvocationID.x;
+    uint lane = tid % LPR;
+    uint piece = lane % 8u;
+    uint slot = (gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u) * (WG / LPR) + tid / LPR;
+    uint r0 = slot * NR;
+    uint t = gl_WorkGroupID.x;
+    bool live = r0 < pc.nrows && t < pc.ntok;
+    uint rowb[8];
+    float acc[8];
+    [[unroll]] for (uint k = 0u; k < NR; k++) {
+        rowb[k] = min(r0 + k, pc.nrows - 1u) * pc.row_bytes; // past the end: results dropped
+        acc[k] = 0.0;
+    }
+    Quads wq = Quads(pc.w);
+    Quads aq = Quads(pc.xq);
+    Vec4s sq = Vec4s(pc.xs);
+    uint nblocks = pc.ncols / 256u;
+    uint xw0 = t * (pc.ncols / 16u); // the token's activations, in 16-byte units
+    uint xc0 = t * (pc.ncols / 32u); // its chunk floats, in vec4s
+    if (live) {
+        // UNROLL passes of LPR / 8 blocks each: every load of the passes is issued before any
+        // of them is used (blocks past the row's end re-read its last block, results dropped).
+        const uint BPP = LPR / 8u; // blocks a pass
+        for (uint b0 = lane / 8u; b0 < nblocks; b0 += UNROLL * BPP) {
+            bool valid[UNROLL];
+            uint bk[UNROLL];
+            [[unroll]] for (uint it = 0u; it < UNROLL; it++) {
+                valid[it] = b0 + it * BPP < nblocks;
+                bk[it] = min(b0 + it * BPP, nblocks - 1u);
+            }
+#if defined(TYPE_Q4_K)
+            uint g = piece / 2u, h = piece % 2u;
+            uvec4 xlo[UNROLL], xhi[UNROLL], hd[UNROLL * NR], q[UNROLL * NR];
+            vec4 c0[UNROLL], c1[UNROLL];
+            [[unroll]] for (uint it = 0u; it < UNROLL; it++) {
+                uint b = bk[it];
+                // Elements 64g + 16h + 0..15 (sub-block 2g) and the same + 32 (sub-block 2g+1).
+                uint e = 256u * b + 64u * g + 16u * h;
+                xlo[it] = aq.v[xw0 + e / 16u];
+                xhi[it] = aq.v[xw0 + e / 16u + 2u];
+                c0[it] = sq.v[xc0 + 8u * b + 2u * g];
+                c1[it] = sq.v[xc0 + 8u * b + 2u * g + 1u];
+                [[unroll]] for (uint k = 0u; k < NR; k++) {
+                    uint bq = (rowb[k] + b * BLOCK_BYTES) >> 4;
+                    hd[it * NR + k] = wq.v[bq];
+                    q[it * NR + k] = wq.v[bq + 1u + piece];
+                }
+            }
+            [[unroll]] for (uint it = 0u; it < UNROLL; it++) {
+                int s0 = int(c0[it][1u + h]);
+                int s1 = int(c1[it][1u + h]);
+                [[unroll]] for (uint k = 0u; k < NR; k++) {
+                    uvec4 qq = q[it * NR + k];
+                    uvec4 hh = hd[it * NR + k];
+                    int lo = 0, hi = 0;
+                    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                        lo += dp4(qq[i] & LO4, xlo[it][i]);
+                        hi += dp4((qq[i] >> 4) & LO4, xhi[it][i]);
+                    }
+                    uvec2 sm0 = k4_scale_min(hh, 2u * g);
+                    uvec2 sm1 = k4_scale_min(hh, 2u * g + 1u);
+                    int sumi = int(sm0.x) * lo + int(sm1.x) * hi;
+                    int mins = int(sm0.y) * s0 + int(sm1.y) * s1;
+                    float d = f16_bits_to_f32(hh.x & 0xFFFFu);
+                    float dmin = f16_bits_to_f32(hh.x >> 16);
+                    float v = c0[it].x * (d * float(sumi) - dmin * float(mins));
+                    acc[k] += valid[it] ? v : 0.0;
+                }
+            }
+#elif defined(TYPE_Q6_K)
+            uint n = piece / 4u, p = piece % 4u, l = p % 2u, qa = p / 2u;
+            uvec4 xa[UNROLL], xb[UNROLL], ql[UNROLL * NR], qh[UNROLL * NR], sc[UNROLL * NR];
+            uint dw[UNROLL * NR];
+            vec4 c0[UNROLL], c1[UNROLL];
+            [[unroll]] for (uint it = 0u; it < UNROLL; it++) {
+                uint b = bk[it];
+                // Quarters qa (low nibbles) and qa + 2 (high nibbles), elements 16l + 0..15.
+                uint e = 256u * b + 128u * n + 32u * qa + 16u * l;
+                xa[it] = aq.v[xw0 + e / 16u];
+                xb[it] = aq.v[xw0 + e / 16u + 4u]; // + 64 elements: quarter qa + 2
+                c0[it] = sq.v[xc0 + 8u * b + 4u * n + qa];
+                c1[it] = sq.v[xc0 + 8u * b + 4u * n + qa + 2u];
+                [[unroll]] for (uint k = 0u; k < NR; k++) {
+                    uint bq = (rowb[k] + b * BLOCK_BYTES) >> 4;
+                    ql[it * NR + k] = wq.v[bq + 4u * n + p];
+                    qh[it * NR + k] = wq.v[bq + 8u + 2u * n + l];
+                    sc[it * NR + k] = wq.v[bq + 12u]; // 16 scale bytes, then d
+                    dw[it * NR + k] = pc.w.v[(bq + 13u) * 4u];
+                }
+            }
+            // Scales of the 16-element groups 8n + l + 2qa and + 4 (quarter qa + 2).
+            uint ja = 8u * n + l + 2u * qa;
+            uint jb = ja + 4u;
+            [[unroll]] for (uint it = 0u; it < UNROLL; it++) {
+                int s0 = int(c0[it][1u + l]);
+                int s1 = int(c1[it][1u + l]);
+                [[unroll]] for (uint k = 0u; k < NR; k++) {
+                    uvec4 lq = ql[it * NR + k];
+                    uvec4 hq4 = qh[it * NR + k];
+                    uvec4 s4 = sc[it * NR + k];
+                    int da = 0, db = 0;
+                    [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                        uint hq = hq4[i] >> (2u * qa);
+                        uint va = (lq[i] & LO4) | ((hq & 0x03030303u) << 4);
+                        uint vb = ((lq[i] >> 4) & LO4) | (((hq >> 4) & 0x03030303u) << 4);
+                        da += dp4(va, xa[it][i]);
+                        db += dp4(vb, xb[it][i]);
+                    }
+                    int sa = bitfieldExtract(int(s4[ja >> 2]), int((ja & 3u) * 8u), 8);
+                    int sb = bitfieldExtract(int(s4[jb >> 2]), int((jb & 3u) * 8u), 8);
+                    int sum = sa * (da - 32 * s0) + sb * (db - 32 * s1);
+                    float v = c0[it].x * f16_bits_to_f32(dw[it * NR + k] & 0xFFFFu) * float(sum);
+                    acc[k] += valid[it] ? v : 0.0;
+                }
+            }
+#else
+#error matvec_dec.comp has no variant for this format
+#endif
+        }
+    }
+    [[unroll]] for (uint k = 0u; k < NR; k++) {
+        float total = group_sum(acc[k], tid, lane);
+        uint r = r0 + k;
+        if (lane == 0u && live && r < pc.nrows) {
+            uint at = t * pc.nrows + r;
+            pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
+        }
+    }
+}
