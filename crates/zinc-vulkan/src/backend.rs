@@ -624,8 +624,8 @@ impl VulkanBackend {
         if self.rec().prof.is_none() {
             return shader;
         }
-        static NAMES: Mutex<Option<HashMap<(&'static str, usize, usize), &'static str>>> =
-            Mutex::new(None);
+        type Names = HashMap<(&'static str, usize, usize), &'static str>;
+        static NAMES: Mutex<Option<Names>> = Mutex::new(None);
         let mut m = NAMES.lock().unwrap_or_else(|e| e.into_inner());
         let map = m.get_or_insert_with(HashMap::new);
         map.entry((shader, rows, cols))
