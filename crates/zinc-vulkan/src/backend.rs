@@ -233,6 +233,11 @@ impl VkWeight {
     fn rows(&self) -> usize {
         self.dims.get(1).copied().unwrap_or(1) as usize
     }
+
+    /// Rows of every matrix of the tensor (an expert tensor's experts after one another).
+    fn all_rows(&self) -> usize {
+        self.dims.iter().skip(1).product::<u64>() as usize
+    }
 }
 
 /// K and V of every layer as f16 pairs, `n_ctx × kv_dim` each.
@@ -947,7 +952,7 @@ impl VulkanBackend {
 
     /// Records `w` decoded into f16 rows at `out` (dequant_f16.comp).
     fn dequant_f16(&self, w: &VkWeight, out: u64) {
-        let (rows, cols) = (w.rows(), w.cols());
+        let (rows, cols) = (w.all_rows(), w.cols());
         let p = Push::new()
             .addr(w.buf.address)
             .addr(out)
@@ -965,7 +970,7 @@ impl VulkanBackend {
         if let Some(b) = map.get(&w.id) {
             return Some(b.address);
         }
-        let bytes = (w.rows() * w.cols() * 2) as u64;
+        let bytes = (w.all_rows() * w.cols() * 2) as u64;
         let left = self.f16_budget.load(Relaxed);
         // Within the budget, and leaving a quarter of the device's memory to what this backend
         // has yet to allocate (KV caches, activations).

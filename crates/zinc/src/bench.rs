@@ -1,6 +1,7 @@
 //! `zinc bench`: prompt processing and generation speed, measured as llama-bench does: each test
 //! from an empty cache (after `-d` tokens of depth when asked), a warm-up run (repeated until
-//! the warm-ups took a second: a GPU's first short runs can be slow), then `-r` repetitions;
+//! the warm-ups took a second and stopped getting faster: a GPU's first short runs can be
+//! slow), then `-r` repetitions;
 //! random tokens, end-of-sequence ignored.
 
 use std::time::Instant;
@@ -109,12 +110,14 @@ fn bench_with<B: Backend>(
     let mut run_secs = 0.0f64;
     for (kind, n) in tests {
         let mut samples = Vec::new();
-        // Warm-ups (rep 0) repeat until they have run for a second (at most WARMUPS times):
-        // after one short warm-up, the H200's prompt-512 runs climbed 3,429, 5,257, 7,007,
-        // 7,883 tok/s (the cause was not pinned down; clocks ramping up after the idle model
-        // load is the likely one).
+        // Warm-ups (rep 0) repeat until they have run for a second and the last was no more
+        // than 5% faster than the one before (at most WARMUPS times): after one short warm-up,
+        // the H200's prompt-512 runs climbed 3,429, 5,257, 7,007, 7,883 tok/s (the cause was
+        // not pinned down; clocks ramping up after the idle model load is the likely one), and
+        // a first warm-up that makes one-time copies of weights can take the second alone.
         let mut warm = 0.0f64;
         let mut warmups = 0;
+        let mut last_speed = 0.0f64;
         let mut rep = 0;
         while rep <= args.reps {
             let mut session = engine.session(n_ctx);
@@ -145,7 +148,10 @@ fn bench_with<B: Backend>(
             if rep == 0 {
                 warm += secs;
                 warmups += 1;
-                if warm < WARMUP_SECS && warmups < WARMUPS {
+                let speed = n as f64 / secs;
+                let climbing = warmups < 2 || speed > 1.05 * last_speed;
+                last_speed = speed;
+                if (warm < WARMUP_SECS || climbing) && warmups < WARMUPS {
                     continue;
                 }
             }
