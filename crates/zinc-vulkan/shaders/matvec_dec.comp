@@ -29,7 +29,7 @@
 //   group of rows (a power of two, 8 ≤ LPR ≤ WG, default 32): LPR / 8 blocks of a row at a
 //   time; 2 = NR, consecutive rows per group (1..8, default 2), each lane's loads of the NR
 //   rows in flight together against one read of the activations; 3 = UNROLL, passes over
-//   LPR / 8 blocks whose loads are all issued before their math (1..8, default 4): a decode
+//   LPR / 8 blocks whose loads are all issued before their math (1..8, default 1): a decode
 //   mat-vec is too short for a loop that waits on each pass's loads in turn.
 // Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)).
 
@@ -40,7 +40,7 @@
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint LPR = 32;
 layout(constant_id = 2) const uint NR = 2;
-layout(constant_id = 3) const uint UNROLL = 4;
+layout(constant_id = 3) const uint UNROLL = 1;
 layout(local_size_x_id = 0) in;
 
 layout(push_constant, std430) uniform PC {

@@ -47,7 +47,9 @@ pub struct VulkanOptions {
     /// Decode steps of Q4_K/Q6_K weights on `matvec_dec.comp` as (lanes per group of rows, a
     /// power of two ≥ 8; rows per group, 1–8; workgroup size; passes unrolled, 1–8), kernel
     /// tuning, for every matrix as given; lanes 0 keeps them on `matvecq.comp`. `None`:
-    /// (32, 1, 128, 4) on GPUs.
+    /// (32, 1, 128, 1) on GPUs (H200, Qwen3-8B decode, tok/s: 32x1x128x1 209; 32x2x128x2 208;
+    /// 32x1x128x2 204; 64x1x128x2 195; 128x1x128x1 190; 32x1x128x4 181; 32x1x128x8 168;
+    /// matvecq.comp 204).
     pub decode_kquant: Option<(u32, u32, u32, u32)>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
@@ -459,7 +461,7 @@ impl VulkanBackend {
                 (dtpr, dnr, dwg, decode_exact) = (t, r, w, true);
             }
         }
-        let mut decode_kquant = [32, 1, 128, 4];
+        let mut decode_kquant = [32, 1, 128, 1];
         if on_cpu {
             decode_kquant = [0; 4];
         }
