@@ -73,6 +73,8 @@ const WIDE_ROWS: usize = 2048;
 /// odd count ends part-way through a pass).
 const LONG_COLS: usize = 2304;
 const LONG_FORMATS: [GgmlType; 3] = [GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K];
+/// Square K-quant weights whose outputs are whole 256-blocks (a residual a norm reads).
+const SQ: usize = 512;
 const N_EMBD: usize = 64;
 const N_FF: usize = 96;
 const N_EXPERT: usize = 80; // more than moe_route.comp's 64 invocations a token
@@ -132,6 +134,16 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
             &format!("wide.{}", ty.name()),
             ty,
             &[32, WIDE_ROWS as u64],
+            &v,
+        )
+        .map_err(e)?;
+    }
+    for ty in [GgmlType::Q4_K, GgmlType::Q6_K] {
+        let v = randn(&mut rng, SQ * SQ);
+        w.add_f32_tensor(
+            &format!("sq.{}", ty.name()),
+            ty,
+            &[SQ as u64, SQ as u64],
             &v,
         )
         .map_err(e)?;
@@ -927,6 +939,47 @@ pub fn run<B: Backend>(
                 .collect();
             out.push(judge(format!("{case} gated f32"), &b.read(&a), &ra, |i| {
                 tol.elementwise * ra[i].abs().max(1.0)
+            }));
+        }
+    }
+
+    // A residual projection and the next block's pre-norm in one step (`matmul_add_norm`),
+    // against the separate ops, then read by a projection, against the reference.
+    for ty in [GgmlType::Q4_K, GgmlType::Q6_K] {
+        for ntok in [1usize, 3] {
+            let case = format!("residual + norm {} rows={SQ} tokens={ntok}", ty.name());
+            if !want(&case) {
+                continue;
+            }
+            let w = weight(&format!("sq.{}", ty.name()))?;
+            let nw = weight(&format!("norm.{SQ}"))?;
+            let proj = weight("mm.Q4_K")?;
+            let pv = dequant(m, "mm.Q4_K");
+            let x = randn(&mut rng, ntok * SQ);
+            let a0 = randn(&mut rng, ntok * SQ);
+            let xt = b.tensor_from(&x, ntok, SQ);
+            let mut acc1 = b.tensor_from(&a0, ntok, SQ);
+            b.matmul_add(&w, &xt, &mut acc1);
+            let h1 = b.read(&b.rms_norm_into(&acc1, &nw, 1e-6));
+            let mut acc2 = b.tensor_from(&a0, ntok, SQ);
+            let h2 = b.matmul_add_norm(&w, &xt, &mut acc2, &nw, 1e-6);
+            let y = b.read(&b.matmul(&proj, &h2));
+            let want1: Vec<f64> = b.read(&acc1).iter().map(|&v| v as f64).collect();
+            out.push(judge(
+                format!("{case} residual"),
+                &b.read(&acc2),
+                &want1,
+                |_| 0.0,
+            ));
+            // The norm's scale may differ in its last bit where a backend sums in another order.
+            let h64: Vec<f64> = h1.iter().map(|&v| v as f64).collect();
+            out.push(judge(format!("{case} norm"), &b.read(&h2), &h64, |i| {
+                4e-7 * h64[i].abs().max(1e-3)
+            }));
+            let r = matmul_ref(&pv, MM_ROWS, SQ, &dot_input(GgmlType::Q4_K, &h1), ntok);
+            out.push(judge(format!("{case} projected"), &y, &r, |i| {
+                let (t, row) = (i / MM_ROWS, i % MM_ROWS);
+                tol.matmul * norm(&pv[row * SQ..(row + 1) * SQ]) * norm(&h1[t * SQ..(t + 1) * SQ])
             }));
         }
     }

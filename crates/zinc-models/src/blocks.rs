@@ -147,6 +147,24 @@ impl<B: Backend> Linear<B> {
         }
     }
 
+    /// `apply_add`, then the next block's pre-norm `rms_norm(acc) · norm` (one backend step
+    /// where there is no scale or bias).
+    pub fn apply_add_norm(
+        &self,
+        b: &B,
+        x: &B::Tensor,
+        acc: &mut B::Tensor,
+        norm: &B::Weight,
+        eps: f32,
+    ) -> B::Tensor {
+        if self.scale.is_none() && self.bias.is_none() {
+            b.matmul_add_norm(&self.w, x, acc, norm, eps)
+        } else {
+            self.apply_add(b, x, acc);
+            b.rms_norm_into(acc, norm, eps)
+        }
+    }
+
     /// Output width (`dims[1]`).
     pub fn rows(&self, b: &B) -> u64 {
         b.weight_dims(&self.w).get(1).copied().unwrap_or(1)
@@ -301,6 +319,20 @@ impl<B: Backend> GatedFfn<B> {
         self.down.apply(b, &self.inner(b, h, act))
     }
 
+    /// `x += forward(h)`, then the next block's pre-norm of `x` (`Linear::apply_add_norm`).
+    pub fn forward_add_norm(
+        &self,
+        b: &B,
+        h: &B::Tensor,
+        act: GatedAct,
+        x: &mut B::Tensor,
+        next_norm: &B::Weight,
+        eps: f32,
+    ) -> B::Tensor {
+        self.down
+            .apply_add_norm(b, &self.inner(b, h, act), x, next_norm, eps)
+    }
+
     /// `x += forward(…)`, the residual folded into the down-projection.
     pub fn forward_add(&self, b: &B, h: &B::Tensor, act: GatedAct, x: &mut B::Tensor) {
         self.down.apply_add(b, &self.inner(b, h, act), x);
@@ -421,6 +453,23 @@ impl<B: Backend> Head<B> {
             &[hp.n_embd as u64, hp.n_vocab as u64],
         )?;
         Ok(Head { norm, output })
+    }
+
+    /// `forward` where every row's final norm `rms_norm(x) · norm` is already in `h`.
+    pub fn forward_normed(
+        &self,
+        b: &B,
+        x: &B::Tensor,
+        h: B::Tensor,
+        rows: &[usize],
+        eps: f32,
+    ) -> B::Tensor {
+        let all = rows.len() == b.shape(x).0 && rows.iter().enumerate().all(|(i, &r)| i == r);
+        if all && !rows.is_empty() {
+            return self.output.apply(b, &h);
+        }
+        drop(h);
+        self.forward(b, x, rows, eps)
     }
 
     /// Logits of the listed token rows (none: an empty tensor, and no work).

@@ -24,13 +24,15 @@
 //     quarter (p%4)/2 + 2, the two qh bits of quarter q at 2q.
 //
 // Buffers and push constants: as matvecq.comp (w, xq, xs, y, ncols, nrows, row_bytes, ntok,
-//   accumulate); ncols a multiple of 256.
-// Specialization constants: 0 = WG, the workgroup size (default 128); 1 = LPR, lanes per
-//   group of rows (a power of two, 8 ≤ LPR ≤ WG, default 32): LPR / 8 blocks of a row at a
-//   time; 2 = NR, consecutive rows per group (1..8, default 2), each lane's loads of the NR
-//   rows in flight together against one read of the activations; 3 = UNROLL, passes over
-//   LPR / 8 blocks whose loads are all issued before their math (1..8, default 1): a decode
-//   mat-vec is too short for a loop that waits on each pass's loads in turn.
+//   accumulate), with the epilogue's count, g, h, q, s after y and eps, mode at the end (zero
+//   without it); ncols a multiple of 256.
+// Specialization constants: 0 = WG, the workgroup size (default 128, a multiple of 64); 1 =
+//   LPR, lanes per group of rows (a power of two, 8 ≤ LPR ≤ WG, default 32): LPR / 8 blocks
+//   of a row at a time; 2 = NR, consecutive rows per group (1..8, default 2), each lane's loads
+//   of the NR rows in flight together against one read of the activations; 3 = EPI, 1: after
+//   y (a residual, accumulate = 1) is written, the last workgroup of each token normalizes its
+//   row into h and quantizes it (norm_quant.comp's work without its own stage; nrows a
+//   multiple of 256).
 // Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)).
 
 #include "common.glsl"
@@ -40,24 +42,43 @@
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint LPR = 32;
 layout(constant_id = 2) const uint NR = 2;
-layout(constant_id = 3) const uint UNROLL = 1;
+layout(constant_id = 3) const uint EPI = 0;
 layout(local_size_x_id = 0) in;
+// Passes over LPR / 8 blocks whose loads are all issued before their math. 1: on the H200, 2, 4
+// and 8 were slower (Qwen3-8B decode 209 → 204, 181, 168 tok/s: registers cost more than the
+// loads in flight gain).
+const uint UNROLL = 1u;
 
 layout(push_constant, std430) uniform PC {
     Words w;
     Words xq;
     Floats xs;
     Floats y;
+    Words count; // EPI: one counter a token, zero between dispatches
+    Floats g;    // EPI: the norm's weights (nrows)
+    Floats h;    // EPI: the normalized rows (ntok × nrows)
+    Words q;     // EPI: h quantized (quant8.glsl's layout)
+    Floats s;
     uint ncols;
     uint nrows;
     uint row_bytes;
     uint ntok;
     uint accumulate;
+    float eps;   // EPI
+    uint mode;   // EPI: quant8.glsl's mode
 } pc;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4s { vec4 v[]; };
+// y as the epilogue's workgroups share it: stores that the last one sees, loads that see them.
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CFloats { float v[]; };
 
-shared float red[WG];
+shared float gsum[WG];
+shared uint is_last;
+
+const uint SG = 1u; // rms.glsl: within subgroups first
+#define RMS_SRC CFloats
+#include "rms.glsl"
+#include "quant8.glsl"
 
 // The LPR lanes of a group sum `v` (lane 0 of the group has the total).
 float group_sum(float v, uint tid, uint lane) {
@@ -68,15 +89,15 @@ float group_sum(float v, uint tid, uint lane) {
         return v;
     }
     barrier(); // the previous row's sums have been read
-    red[tid] = v;
+    gsum[tid] = v;
     for (uint s = LPR / 2u; s > 0u; s >>= 1) {
         barrier();
         if (lane < s) {
-            red[tid] += red[tid + s];
+            gsum[tid] += gsum[tid + s];
         }
     }
     barrier();
-    return red[tid];
+    return gsum[tid];
 }
 
 #if defined(TYPE_Q4_K)
@@ -213,7 +234,47 @@ void main() {
         uint r = r0 + k;
         if (lane == 0u && live && r < pc.nrows) {
             uint at = t * pc.nrows + r;
-            pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
+            if (EPI == 0u) {
+                pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
+            } else {
+                CFloats cy = CFloats(pc.y);
+                cy.v[at] = pc.accumulate == 1u ? cy.v[at] + total : total;
+            }
         }
+    }
+    if (EPI == 0u) {
+        return;
+    }
+    // The epilogue: the last workgroup of token t (every workgroup of the grid counts, none
+    // returned early) RMS-normalizes y's row t by g into h and quantizes it for the next
+    // mat-vec, as norm_quant.comp would in a dispatch of its own.
+    memoryBarrierBuffer(); // this workgroup's outputs are visible before it is counted
+    barrier();
+    if (tid == 0u) {
+        uint done = atomicAdd(pc.count.v[t], 1u);
+        is_last = done == gl_NumWorkGroups.y * gl_NumWorkGroups.z - 1u ? 1u : 0u;
+    }
+    barrier();
+    if (is_last == 0u || t >= pc.ntok) {
+        return; // uniform over the workgroup
+    }
+    memoryBarrierBuffer(); // and the others' are seen
+    if (tid == 0u) {
+        pc.count.v[t] = 0u; // for the next dispatch (a barrier orders it before that one)
+    }
+    CFloats cy = CFloats(pc.y);
+    uint base = t * pc.nrows;
+    float scale = rms_scale(cy, base, pc.nrows, pc.eps);
+    for (uint j0 = 0u; j0 < pc.nrows; j0 += 4u * WG) {
+        uint j = j0 + 4u * tid;
+        bool in_row = j < pc.nrows; // nrows is a multiple of 256: a word is wholly in or out
+        vec4 v = vec4(0.0);
+        if (in_row) {
+            for (uint e = 0u; e < 4u; e++) {
+                v[e] = (cy.v[base + j + e] * scale) * pc.g.v[j + e];
+                pc.h.v[base + j + e] = v[e];
+            }
+        }
+        quant_word(tid, v, base + j, in_row, pc.mode, pc.q, pc.s);
     }
 }

@@ -45,12 +45,16 @@ pub struct VulkanOptions {
     /// or 16, 1, 128) on GPUs.
     pub decode_matvec: Option<(u32, u32, u32)>,
     /// Decode steps of Q4_K/Q6_K weights on `matvec_dec.comp` as (lanes per group of rows, a
-    /// power of two ≥ 8; rows per group, 1–8; workgroup size; passes unrolled, 1–8), kernel
-    /// tuning, for every matrix as given; lanes 0 keeps them on `matvecq.comp`. `None`:
-    /// (32, 1, 128, 1) on GPUs (H200, Qwen3-8B decode, tok/s: 32x1x128x1 209; 32x2x128x2 208;
-    /// 32x1x128x2 204; 64x1x128x2 195; 128x1x128x1 190; 32x1x128x4 181; 32x1x128x8 168;
-    /// matvecq.comp 204).
-    pub decode_kquant: Option<(u32, u32, u32, u32)>,
+    /// power of two ≥ 8; rows per group, 1–8; workgroup size, a multiple of 64), kernel tuning,
+    /// for every matrix as given; lanes 0 keeps them on `matvecq.comp`. `None`: (32, 1, 128)
+    /// on GPUs (H200, Qwen3-8B decode, tok/s, with the passes unrolled as a fourth figure:
+    /// 32x1x128x1 209; 32x2x128x2 208; 32x1x128x2 204; 64x1x128x2 195; 128x1x128x1 190;
+    /// 32x1x128x4 181; 32x1x128x8 168; matvecq.comp 204).
+    pub decode_kquant: Option<(u32, u32, u32)>,
+    /// Decode steps: the RMSNorm after a residual K-quant projection done by that mat-vec's
+    /// last workgroup (`matvec_dec.comp`'s epilogue) instead of a dispatch of its own. `None`:
+    /// off (not yet measured on a GPU).
+    pub norm_epilogue: Option<bool>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
     pub prompt_threads_per_row: Option<u32>,
@@ -152,6 +156,8 @@ const ATTN_DEC_SLICES: usize = 32;
 /// Decode mat-vecs take fewer rows per group of lanes where more would leave fewer than this
 /// many workgroups.
 const MATVEC_MIN_GROUPS: usize = 256;
+/// Counters of matvec_dec.comp's norm epilogue: one per token of a decode step.
+const NORM_COUNTERS: usize = 4;
 /// Counters of attn_dec.comp's merge: one per KV head of a decode step.
 const ATTN_COUNTERS: usize = 4096;
 /// attn_dec.comp merges its slices itself up to this many of them (its MERGE_MAX).
@@ -170,6 +176,18 @@ struct QuantCache {
     used: bool,
     q: VkTensor,
     s: VkTensor,
+}
+
+/// matvec_dec.comp's norm epilogue: where the last workgroup of each token writes the
+/// normalized residual (`h`) and its quantization (`q`, `s`, in `mode`), by the weights at `g`.
+struct NormEpilogue {
+    count: u64,
+    g: u64,
+    h: u64,
+    q: u64,
+    s: u64,
+    eps: f32,
+    mode: u32,
 }
 
 /// The last activations rounded for the f32 and cooperative-matrix kernels (`dot_input`),
@@ -277,8 +295,8 @@ pub struct VulkanBackend {
     /// it is.
     decode_exact: bool,
     /// matvec_dec.comp's shape on decode steps of K-quant weights: [lanes per group of rows,
-    /// rows per group, workgroup size, passes unrolled]; lanes below 8: matvecq.comp instead.
-    decode_kquant: [u32; 4],
+    /// rows per group, workgroup size]; lanes below 8: matvecq.comp instead.
+    decode_kquant: [u32; 3],
     /// Threads per row of the integer-dot kernel on prompts (H200, Qwen3-8B prompt 512:
     /// 32 → 189, 16 → 349, 8 → 582, 4 → 881, 2 → 1082 tok/s).
     p_threads_per_row: u32,
@@ -310,6 +328,10 @@ pub struct VulkanBackend {
     gelu_table: Buffer,
     /// attn_dec.comp's merge counters (`ATTN_COUNTERS` words, zero between dispatches).
     attn_count: Buffer,
+    /// See [`VulkanOptions::norm_epilogue`].
+    norm_epilogue: bool,
+    /// matvec_dec.comp's epilogue counters (`NORM_COUNTERS` words, zero between dispatches).
+    norm_count: Buffer,
     rec: Arc<Mutex<Recorder>>,
     pool: Arc<Pool>,
     stats: Arc<Stats>,
@@ -447,6 +469,8 @@ impl VulkanBackend {
         let mut rec = Recorder::new(&ctx, opts.profile)?;
         let attn_count = ctx.buffer(4 * ATTN_COUNTERS as u64, Memory::Device)?;
         rec.fill_zero(attn_count.buffer, attn_count.size)?;
+        let norm_count = ctx.buffer(4 * NORM_COUNTERS as u64, Memory::Device)?;
+        rec.fill_zero(norm_count.buffer, norm_count.size)?;
         const GIB: u64 = 1 << 30;
         let f16_budget = match opts.prompt_weight_cache_mb {
             Some(mb) => mb << 20,
@@ -461,25 +485,24 @@ impl VulkanBackend {
                 (dtpr, dnr, dwg, decode_exact) = (t, r, w, true);
             }
         }
-        let mut decode_kquant = [32, 1, 128, 1];
+        let mut decode_kquant = [32, 1, 128];
         if on_cpu {
-            decode_kquant = [0; 4];
+            decode_kquant = [0; 3];
         }
-        if let Some((l, r, w, u)) = opts.decode_kquant {
+        if let Some((l, r, w)) = opts.decode_kquant {
             if l == 0 {
-                decode_kquant = [0; 4];
+                decode_kquant = [0; 3];
             } else if l.is_power_of_two()
                 && l >= 8
                 && (1..=8).contains(&r)
                 && w.is_power_of_two()
-                && (l..=1024).contains(&w)
-                && (1..=8).contains(&u)
+                && (l.max(64)..=1024).contains(&w)
             {
-                decode_kquant = [l, r, w, u];
+                decode_kquant = [l, r, w];
                 decode_exact = true;
             }
         }
-        let decode_kquant = if int_dot { decode_kquant } else { [0; 4] };
+        let decode_kquant = if int_dot { decode_kquant } else { [0; 3] };
         let b = VulkanBackend {
             threads_per_row,
             q_threads_per_row,
@@ -502,6 +525,8 @@ impl VulkanBackend {
             last_mode: Default::default(),
             gelu_table,
             attn_count,
+            norm_epilogue: opts.norm_epilogue.unwrap_or(false),
+            norm_count,
             rec: Arc::new(Mutex::new(rec)),
             pool: Arc::new(Pool {
                 ctx: ctx.clone(),
@@ -993,6 +1018,27 @@ impl VulkanBackend {
     /// `y = W · x` (or `y += W · x` with `accumulate`) on the integer-dot kernel; false (nothing
     /// recorded) where `w`'s format has no such path.
     fn matvecq(&self, w: &VkWeight, x: &VkTensor, y: u64, accumulate: bool) -> bool {
+        self.matvecq_epi(w, x, y, accumulate, None)
+    }
+
+    /// Whether `matvecq` of `w` on `x` runs matvec_dec.comp (a decode step of a K-quant).
+    fn dec_kernel(&self, w: &VkWeight, x: &VkTensor) -> bool {
+        x.rows <= 4
+            && matches!(w.ty, GgmlType::Q4_K | GgmlType::Q6_K)
+            && w.cols().is_multiple_of(256)
+            && self.decode_kquant[0] >= 8
+    }
+
+    /// `matvecq`, with matvec_dec.comp's norm epilogue where `epi` is given (the caller checked
+    /// `dec_kernel`).
+    fn matvecq_epi(
+        &self,
+        w: &VkWeight,
+        x: &VkTensor,
+        y: u64,
+        accumulate: bool,
+        epi: Option<&NormEpilogue>,
+    ) -> bool {
         let (rows, cols) = (w.rows(), w.cols());
         let Some((q, s, used)) = self.quant_input(w.ty, x) else {
             return false;
@@ -1002,31 +1048,25 @@ impl VulkanBackend {
         // their own fresh outputs. An accumulator may be anything, so it waits.
         let concurrent = used && !accumulate;
         let seq = self.rec().ops;
-        let push = Push::new()
-            .addr(w.buf.address)
-            .addr(q)
-            .addr(s)
-            .addr(y)
-            .u32(cols as u32)
-            .u32(rows as u32)
-            .u32(w.row_bytes as u32)
-            .u32(x.rows as u32)
-            .u32(accumulate as u32);
+        let head = Push::new().addr(w.buf.address).addr(q).addr(s).addr(y);
+        let dims = |p: Push| {
+            p.u32(cols as u32)
+                .u32(rows as u32)
+                .u32(w.row_bytes as u32)
+                .u32(x.rows as u32)
+                .u32(accumulate as u32)
+        };
         // Decode steps on K-quants: matvec_dec.comp (a block's pieces across neighbouring
         // lanes); other decode steps: a token per invocation, NR rows per group of lanes;
         // prompts: NT tokens share each weight read. Decode shapes take fewer rows per group
         // where the matrix would then fill too few workgroups.
-        let kquant = matches!(w.ty, GgmlType::Q4_K | GgmlType::Q6_K)
-            && cols.is_multiple_of(256)
-            && self.decode_kquant[0] >= 8;
-        let (shader, nt, tpr, mut nr, wg): (&'static str, u32, u32, u32, u32) = if x.rows <= 4 {
-            if kquant {
-                let [lpr, nr, wg, _] = self.decode_kquant;
-                (variant("matvec_dec", w.ty), 1, lpr, nr, wg)
-            } else {
-                let [tpr, nr, wg] = self.decode_matvec;
-                (variant("matvecq", w.ty), 1, tpr, nr, wg)
-            }
+        let kquant = self.dec_kernel(w, x);
+        let (shader, nt, tpr, mut nr, wg): (&'static str, u32, u32, u32, u32) = if kquant {
+            let [lpr, nr, wg] = self.decode_kquant;
+            (variant("matvec_dec", w.ty), 1, lpr, nr, wg)
+        } else if x.rows <= 4 {
+            let [tpr, nr, wg] = self.decode_matvec;
+            (variant("matvecq", w.ty), 1, tpr, nr, wg)
         } else {
             (variant("matvecq", w.ty), 8, self.p_threads_per_row, 1, 128)
         };
@@ -1043,13 +1083,18 @@ impl VulkanBackend {
             groups.min(65535) as u32,
             groups.div_ceil(65535) as u32,
         ];
-        // matvecq.comp: [WG, TPR, NT, NR]; matvec_dec.comp: [WG, LPR, NR, UNROLL] with no
-        // more passes than the row has blocks for.
-        let spec = if nt == 1 && kquant {
-            let passes = (cols / 256).div_ceil((tpr / 8) as usize) as u32;
-            [wg, tpr, nr, self.decode_kquant[3].min(passes).max(1)]
+        // matvecq.comp: [WG, TPR, NT, NR]; matvec_dec.comp: [WG, LPR, NR, EPI], its push
+        // constants with the epilogue's addresses after y and eps, mode at the end.
+        let (spec, push) = if kquant {
+            let e = epi.map_or([0; 5], |e| [e.count, e.g, e.h, e.q, e.s]);
+            let p = e.iter().fold(head, |p, &a| p.addr(a));
+            let (eps, mode) = epi.map_or((0.0, 0), |e| (e.eps, e.mode));
+            (
+                [wg, tpr, nr, epi.is_some() as u32],
+                dims(p).f32(eps).u32(mode),
+            )
         } else {
-            [wg, tpr, nt, nr]
+            ([wg, tpr, nt, nr], dims(head))
         };
         let writes = (!accumulate).then_some(y);
         self.run_labeled(
@@ -1503,6 +1548,43 @@ impl Backend for VulkanBackend {
             let y = self.project(w, x);
             self.add(acc, &y);
         }
+    }
+
+    fn matmul_add_norm(
+        &self,
+        w: &VkWeight,
+        x: &VkTensor,
+        acc: &mut VkTensor,
+        norm: &VkWeight,
+        eps: f32,
+    ) -> VkTensor {
+        // Decode steps of a K-quant: the mat-vec's last workgroup normalizes and quantizes the
+        // residual it completes (matvec_dec.comp's epilogue).
+        let fits = acc.rows == x.rows
+            && acc.cols == w.rows()
+            && acc.cols.is_multiple_of(256)
+            && norm.dims.iter().product::<u64>() as usize == acc.cols
+            && acc.rows <= NORM_COUNTERS;
+        if self.norm_epilogue && fits && self.dec_kernel(w, x) {
+            if let Some((mode, q, s)) = self.quant_target(acc.rows, acc.cols) {
+                let h = self.new_tensor(acc.rows, acc.cols);
+                let epi = NormEpilogue {
+                    count: self.norm_count.address,
+                    g: norm.buf.address,
+                    h: h.addr(),
+                    q: q.addr(),
+                    s: s.addr(),
+                    eps,
+                    mode,
+                };
+                if self.matvecq_epi(w, x, acc.addr(), true, Some(&epi)) {
+                    self.quant_primed(&h, mode, q, s);
+                    return h;
+                }
+            }
+        }
+        self.matmul_add(w, x, acc);
+        self.rms_norm_into(acc, norm, eps)
     }
 
     fn add(&self, x: &mut VkTensor, y: &VkTensor) {

@@ -8,24 +8,24 @@ use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
 /// split-key decode attention a GPU gets (row reductions through subgroup shuffles where the
 /// subgroup holds a row, else shared memory); 64 with integer dots off runs the float mat-vec
 /// of devices without them. The second and last run K-quant decode steps on matvec_dec.comp
-/// (GPUs' default shape, then 3 rows per group of 16 lanes); the last runs the generic decode
-/// mat-vec with 4 rows per group of 8 lanes (rows past a matrix's end inside a group).
+/// (GPUs' default shape, then 3 rows per group of 16 lanes) with its norm epilogue; the last
+/// runs the generic decode mat-vec with 4 rows per group of 8 lanes (rows past a matrix's end
+/// inside a group).
 #[test]
 fn vulkan_backend_conforms_without_validation_errors() {
     for (tpr, int_dot, cpu_attention, decode, kquant) in [
         (1, true, true, None, None),
-        (16, true, false, None, Some((32, 2, 128, 4))),
+        (16, true, false, None, Some((32, 2, 128))),
         (64, false, true, None, None),
-        (8, true, false, Some((8, 4, 64)), Some((16, 3, 64, 3))),
+        (8, true, false, Some((8, 4, 64)), Some((16, 3, 64))),
     ] {
         conforms(tpr, int_dot, cpu_attention, decode, kquant);
     }
 }
 
 type Shape = Option<(u32, u32, u32)>;
-type KShape = Option<(u32, u32, u32, u32)>;
 
-fn conforms(tpr: u32, int_dot: bool, cpu_attention: bool, decode: Shape, kquant: KShape) {
+fn conforms(tpr: u32, int_dot: bool, cpu_attention: bool, decode: Shape, kquant: Shape) {
     let b = VulkanBackend::new(&VulkanOptions {
         device: None,
         validation: true,
@@ -35,6 +35,7 @@ fn conforms(tpr: u32, int_dot: bool, cpu_attention: bool, decode: Shape, kquant:
         cpu_attention: Some(cpu_attention),
         decode_matvec: decode,
         decode_kquant: kquant,
+        norm_epilogue: Some(kquant.is_some()),
         ..Default::default()
     })
     .expect("a Vulkan device with the validation layer (CI installs lavapipe and vulkan-validationlayers)");

@@ -52,10 +52,13 @@ pub struct ModelArgs {
     /// workgroup size (kernel tuning).
     #[arg(long, hide = true, value_parser = parse_triple)]
     pub vk_decode_matvec: Option<(u32, u32, u32)>,
-    /// Vulkan decode mat-vec of Q4_K/Q6_K weights, `LPRxNRxWGxUNROLL` (kernel tuning;
-    /// 0x0x0x0: the generic one).
-    #[arg(long, hide = true, value_parser = parse_quad)]
-    pub vk_decode_kquant: Option<(u32, u32, u32, u32)>,
+    /// Vulkan decode mat-vec of Q4_K/Q6_K weights, `LPRxNRxWG` (kernel tuning; 0x0x0: the
+    /// generic one).
+    #[arg(long, hide = true, value_parser = parse_triple)]
+    pub vk_decode_kquant: Option<(u32, u32, u32)>,
+    /// Vulkan decode: RMSNorms done by the residual mat-vec before them (kernel tuning).
+    #[arg(long, hide = true)]
+    pub vk_norm_epilogue: Option<bool>,
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
@@ -85,18 +88,6 @@ fn parse_triple(s: &str) -> Result<(u32, u32, u32), String> {
     match v[..] {
         [a, b, c] => Ok((a, b, c)),
         _ => Err("expected AxBxC, e.g. 16x2x128".into()),
-    }
-}
-
-fn parse_quad(s: &str) -> Result<(u32, u32, u32, u32), String> {
-    let v: Vec<u32> = s
-        .split('x')
-        .map(|p| p.parse::<u32>())
-        .collect::<Result<_, _>>()
-        .map_err(|_| "expected AxBxCxD, e.g. 32x1x128x4".to_string())?;
-    match v[..] {
-        [a, b, c, d] => Ok((a, b, c, d)),
-        _ => Err("expected AxBxCxD, e.g. 32x1x128x4".into()),
     }
 }
 
@@ -154,6 +145,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_prompt_threads_per_row: None,
         vk_decode_matvec: None,
         vk_decode_kquant: None,
+        vk_norm_epilogue: None,
         vk_cpu_attention: None,
         vk_coopmat_tile: a.vk_coopmat_tile,
         vk_moe_tile: a.vk_moe_tile,
@@ -214,6 +206,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         prompt_threads_per_row: args.vk_prompt_threads_per_row,
         decode_matvec: args.vk_decode_matvec,
         decode_kquant: args.vk_decode_kquant,
+        norm_epilogue: args.vk_norm_epilogue,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
         moe_tile: args.vk_moe_tile,
