@@ -28,7 +28,7 @@
 //   without it); ncols a multiple of 256.
 // Specialization constants: 0 = WG, the workgroup size (default 128, a multiple of 64); 1 =
 //   LPR, lanes per group of rows (a power of two, 8 ≤ LPR ≤ WG, default 32): LPR / 8 blocks
-//   of a row at a time; 2 = NR, consecutive rows per group (1..8, default 2), each lane's loads
+//   of a row at a time; 2 = NR, consecutive rows per group (1..8, default 1), each lane's loads
 //   of the NR rows in flight together against one read of the activations; 3 = EPI, 1: after
 //   y (a residual, accumulate = 1) is written, the last workgroup of each token normalizes its
 //   row into h and quantizes it (norm_quant.comp's work without its own stage; nrows a
@@ -41,13 +41,9 @@
 
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint LPR = 32;
-layout(constant_id = 2) const uint NR = 2;
+layout(constant_id = 2) const uint NR = 1;
 layout(constant_id = 3) const uint EPI = 0;
 layout(local_size_x_id = 0) in;
-// Passes over LPR / 8 blocks whose loads are all issued before their math. 1: on the H200, 2, 4
-// and 8 were slower (Qwen3-8B decode 209 → 204, 181, 168 tok/s: registers cost more than the
-// loads in flight gain).
-const uint UNROLL = 1u;
 
 layout(push_constant, std430) uniform PC {
     Words w;
@@ -129,100 +125,68 @@ void main() {
     uint xw0 = t * (pc.ncols / 16u); // the token's activations, in 16-byte units
     uint xc0 = t * (pc.ncols / 32u); // its chunk floats, in vec4s
     if (live) {
-        // UNROLL passes of LPR / 8 blocks each: every load of the passes is issued before any
-        // of them is used (blocks past the row's end re-read its last block, results dropped).
-        const uint BPP = LPR / 8u; // blocks a pass
-        for (uint b0 = lane / 8u; b0 < nblocks; b0 += UNROLL * BPP) {
-            bool valid[UNROLL];
-            uint bk[UNROLL];
-            [[unroll]] for (uint it = 0u; it < UNROLL; it++) {
-                valid[it] = b0 + it * BPP < nblocks;
-                bk[it] = min(b0 + it * BPP, nblocks - 1u);
-            }
+        // A pass: LPR / 8 blocks of the row, a piece of each per lane. (Issuing two or more
+        // passes' loads before their math measured slower on the H200: Qwen3-8B decode 209 →
+        // 204, 181, 168 tok/s for 2, 4, 8 — registers cost more than the loads in flight won.)
+        for (uint b = lane / 8u; b < nblocks; b += LPR / 8u) {
 #if defined(TYPE_Q4_K)
             uint g = piece / 2u, h = piece % 2u;
-            uvec4 xlo[UNROLL], xhi[UNROLL], hd[UNROLL * NR], q[UNROLL * NR];
-            vec4 c0[UNROLL], c1[UNROLL];
-            [[unroll]] for (uint it = 0u; it < UNROLL; it++) {
-                uint b = bk[it];
-                // Elements 64g + 16h + 0..15 (sub-block 2g) and the same + 32 (sub-block 2g+1).
-                uint e = 256u * b + 64u * g + 16u * h;
-                xlo[it] = aq.v[xw0 + e / 16u];
-                xhi[it] = aq.v[xw0 + e / 16u + 2u];
-                c0[it] = sq.v[xc0 + 8u * b + 2u * g];
-                c1[it] = sq.v[xc0 + 8u * b + 2u * g + 1u];
-                [[unroll]] for (uint k = 0u; k < NR; k++) {
-                    uint bq = (rowb[k] + b * BLOCK_BYTES) >> 4;
-                    hd[it * NR + k] = wq.v[bq];
-                    q[it * NR + k] = wq.v[bq + 1u + piece];
+            // Elements 64g + 16h + 0..15 (sub-block 2g) and the same + 32 (sub-block 2g + 1).
+            uint e = 256u * b + 64u * g + 16u * h;
+            uvec4 xlo = aq.v[xw0 + e / 16u];
+            uvec4 xhi = aq.v[xw0 + e / 16u + 2u];
+            vec4 c0 = sq.v[xc0 + 8u * b + 2u * g];
+            vec4 c1 = sq.v[xc0 + 8u * b + 2u * g + 1u];
+            int s0 = int(c0[1u + h]);
+            int s1 = int(c1[1u + h]);
+            [[unroll]] for (uint k = 0u; k < NR; k++) {
+                uint bq = (rowb[k] + b * BLOCK_BYTES) >> 4;
+                uvec4 hd = wq.v[bq];
+                uvec4 q = wq.v[bq + 1u + piece];
+                int lo = 0, hi = 0;
+                [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                    lo += dp4(q[i] & LO4, xlo[i]);
+                    hi += dp4((q[i] >> 4) & LO4, xhi[i]);
                 }
-            }
-            [[unroll]] for (uint it = 0u; it < UNROLL; it++) {
-                int s0 = int(c0[it][1u + h]);
-                int s1 = int(c1[it][1u + h]);
-                [[unroll]] for (uint k = 0u; k < NR; k++) {
-                    uvec4 qq = q[it * NR + k];
-                    uvec4 hh = hd[it * NR + k];
-                    int lo = 0, hi = 0;
-                    [[unroll]] for (uint i = 0u; i < 4u; i++) {
-                        lo += dp4(qq[i] & LO4, xlo[it][i]);
-                        hi += dp4((qq[i] >> 4) & LO4, xhi[it][i]);
-                    }
-                    uvec2 sm0 = k4_scale_min(hh, 2u * g);
-                    uvec2 sm1 = k4_scale_min(hh, 2u * g + 1u);
-                    int sumi = int(sm0.x) * lo + int(sm1.x) * hi;
-                    int mins = int(sm0.y) * s0 + int(sm1.y) * s1;
-                    float d = f16_bits_to_f32(hh.x & 0xFFFFu);
-                    float dmin = f16_bits_to_f32(hh.x >> 16);
-                    float v = c0[it].x * (d * float(sumi) - dmin * float(mins));
-                    acc[k] += valid[it] ? v : 0.0;
-                }
+                uvec2 sm0 = k4_scale_min(hd, 2u * g);
+                uvec2 sm1 = k4_scale_min(hd, 2u * g + 1u);
+                int sumi = int(sm0.x) * lo + int(sm1.x) * hi;
+                int mins = int(sm0.y) * s0 + int(sm1.y) * s1;
+                float d = f16_bits_to_f32(hd.x & 0xFFFFu);
+                float dmin = f16_bits_to_f32(hd.x >> 16);
+                acc[k] += c0.x * (d * float(sumi) - dmin * float(mins));
             }
 #elif defined(TYPE_Q6_K)
             uint n = piece / 4u, p = piece % 4u, l = p % 2u, qa = p / 2u;
-            uvec4 xa[UNROLL], xb[UNROLL], ql[UNROLL * NR], qh[UNROLL * NR], sc[UNROLL * NR];
-            uint dw[UNROLL * NR];
-            vec4 c0[UNROLL], c1[UNROLL];
-            [[unroll]] for (uint it = 0u; it < UNROLL; it++) {
-                uint b = bk[it];
-                // Quarters qa (low nibbles) and qa + 2 (high nibbles), elements 16l + 0..15.
-                uint e = 256u * b + 128u * n + 32u * qa + 16u * l;
-                xa[it] = aq.v[xw0 + e / 16u];
-                xb[it] = aq.v[xw0 + e / 16u + 4u]; // + 64 elements: quarter qa + 2
-                c0[it] = sq.v[xc0 + 8u * b + 4u * n + qa];
-                c1[it] = sq.v[xc0 + 8u * b + 4u * n + qa + 2u];
-                [[unroll]] for (uint k = 0u; k < NR; k++) {
-                    uint bq = (rowb[k] + b * BLOCK_BYTES) >> 4;
-                    ql[it * NR + k] = wq.v[bq + 4u * n + p];
-                    qh[it * NR + k] = wq.v[bq + 8u + 2u * n + l];
-                    sc[it * NR + k] = wq.v[bq + 12u]; // 16 scale bytes, then d
-                    dw[it * NR + k] = pc.w.v[(bq + 13u) * 4u];
-                }
-            }
+            // Quarters qa (low nibbles) and qa + 2 (high nibbles), elements 16l + 0..15 of each.
+            uint e = 256u * b + 128u * n + 32u * qa + 16u * l;
+            uvec4 xa = aq.v[xw0 + e / 16u];
+            uvec4 xb = aq.v[xw0 + e / 16u + 4u]; // + 64 elements: quarter qa + 2
+            vec4 c0 = sq.v[xc0 + 8u * b + 4u * n + qa];
+            vec4 c1 = sq.v[xc0 + 8u * b + 4u * n + qa + 2u];
+            int s0 = int(c0[1u + l]);
+            int s1 = int(c1[1u + l]);
             // Scales of the 16-element groups 8n + l + 2qa and + 4 (quarter qa + 2).
             uint ja = 8u * n + l + 2u * qa;
             uint jb = ja + 4u;
-            [[unroll]] for (uint it = 0u; it < UNROLL; it++) {
-                int s0 = int(c0[it][1u + l]);
-                int s1 = int(c1[it][1u + l]);
-                [[unroll]] for (uint k = 0u; k < NR; k++) {
-                    uvec4 lq = ql[it * NR + k];
-                    uvec4 hq4 = qh[it * NR + k];
-                    uvec4 s4 = sc[it * NR + k];
-                    int da = 0, db = 0;
-                    [[unroll]] for (uint i = 0u; i < 4u; i++) {
-                        uint hq = hq4[i] >> (2u * qa);
-                        uint va = (lq[i] & LO4) | ((hq & 0x03030303u) << 4);
-                        uint vb = ((lq[i] >> 4) & LO4) | (((hq >> 4) & 0x03030303u) << 4);
-                        da += dp4(va, xa[it][i]);
-                        db += dp4(vb, xb[it][i]);
-                    }
-                    int sa = bitfieldExtract(int(s4[ja >> 2]), int((ja & 3u) * 8u), 8);
-                    int sb = bitfieldExtract(int(s4[jb >> 2]), int((jb & 3u) * 8u), 8);
-                    int sum = sa * (da - 32 * s0) + sb * (db - 32 * s1);
-                    float v = c0[it].x * f16_bits_to_f32(dw[it * NR + k] & 0xFFFFu) * float(sum);
-                    acc[k] += valid[it] ? v : 0.0;
+            [[unroll]] for (uint k = 0u; k < NR; k++) {
+                uint bq = (rowb[k] + b * BLOCK_BYTES) >> 4;
+                uvec4 ql = wq.v[bq + 4u * n + p];
+                uvec4 qh = wq.v[bq + 8u + 2u * n + l];
+                uvec4 sc = wq.v[bq + 12u]; // 16 scale bytes, then d
+                uint dw = pc.w.v[(bq + 13u) * 4u];
+                int da = 0, db = 0;
+                [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                    uint hq = qh[i] >> (2u * qa);
+                    uint va = (ql[i] & LO4) | ((hq & 0x03030303u) << 4);
+                    uint vb = ((ql[i] >> 4) & LO4) | (((hq >> 4) & 0x03030303u) << 4);
+                    da += dp4(va, xa[i]);
+                    db += dp4(vb, xb[i]);
                 }
+                int sa = bitfieldExtract(int(sc[ja >> 2]), int((ja & 3u) * 8u), 8);
+                int sb = bitfieldExtract(int(sc[jb >> 2]), int((jb & 3u) * 8u), 8);
+                int sum = sa * (da - 32 * s0) + sb * (db - 32 * s1);
+                acc[k] += c0.x * f16_bits_to_f32(dw & 0xFFFFu) * float(sum);
             }
 #else
 #error matvec_dec.comp has no variant for this format
