@@ -128,35 +128,21 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
     let v = randn(&mut rng, 32 * FOLD_ROWS);
     w.add_f32_tensor("fold", GgmlType::Q8_0, &[32, FOLD_ROWS as u64], &v)
         .map_err(e)?;
-    for ty in [GgmlType::F32, GgmlType::Q8_0] {
-        let v = randn(&mut rng, 32 * WIDE_ROWS);
-        w.add_f32_tensor(
-            &format!("wide.{}", ty.name()),
-            ty,
-            &[32, WIDE_ROWS as u64],
-            &v,
-        )
-        .map_err(e)?;
-    }
-    for ty in [GgmlType::Q4_K, GgmlType::Q6_K] {
-        let v = randn(&mut rng, SQ * SQ);
-        w.add_f32_tensor(
-            &format!("sq.{}", ty.name()),
-            ty,
-            &[SQ as u64, SQ as u64],
-            &v,
-        )
-        .map_err(e)?;
-    }
-    for ty in LONG_FORMATS {
-        let v = randn(&mut rng, LONG_COLS * MM_ROWS);
-        w.add_f32_tensor(
-            &format!("long.{}", ty.name()),
-            ty,
-            &[LONG_COLS as u64, MM_ROWS as u64],
-            &v,
-        )
-        .map_err(e)?;
+    // Weights of one shape each, as (name prefix, format, cols, rows).
+    use GgmlType as T;
+    let shaped = [
+        ("wide", T::F32, 32, WIDE_ROWS),
+        ("wide", T::Q8_0, 32, WIDE_ROWS),
+        ("sq", T::Q4_K, SQ, SQ),
+        ("sq", T::Q6_K, SQ, SQ),
+    ]
+    .into_iter()
+    .chain(LONG_FORMATS.map(|ty| ("long", ty, LONG_COLS, MM_ROWS)));
+    for (prefix, ty, cols, rows) in shaped {
+        let v = randn(&mut rng, cols * rows);
+        let name = format!("{prefix}.{}", ty.name());
+        w.add_f32_tensor(&name, ty, &[cols as u64, rows as u64], &v)
+            .map_err(e)?;
     }
     for (name, n) in [("norm.row", 1000), ("norm.head", 32), ("bias", 100)] {
         let v: Vec<f32> = randn(&mut rng, n).iter().map(|x| 1.0 + 0.3 * x).collect();

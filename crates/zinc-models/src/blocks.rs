@@ -455,23 +455,6 @@ impl<B: Backend> Head<B> {
         Ok(Head { norm, output })
     }
 
-    /// `forward` where every row's final norm `rms_norm(x) · norm` is already in `h`.
-    pub fn forward_normed(
-        &self,
-        b: &B,
-        x: &B::Tensor,
-        h: B::Tensor,
-        rows: &[usize],
-        eps: f32,
-    ) -> B::Tensor {
-        let all = rows.len() == b.shape(x).0 && rows.iter().enumerate().all(|(i, &r)| i == r);
-        if all && !rows.is_empty() {
-            return self.output.apply(b, &h);
-        }
-        drop(h);
-        self.forward(b, x, rows, eps)
-    }
-
     /// Logits of the listed token rows (none: an empty tensor, and no work).
     pub fn forward(&self, b: &B, x: &B::Tensor, rows: &[usize], eps: f32) -> B::Tensor {
         if rows.is_empty() {

@@ -169,7 +169,8 @@ impl<B: Backend> LanguageModel<B> for Decoder<B> {
             };
         }
         Ok(match h {
-            Some(h) => self.head.forward_normed(b, &x, h, logit_rows, eps),
+            // Every row's final norm (`all_rows`): straight to the output projection.
+            Some(h) => self.head.output.apply(b, &h),
             None => self.head.forward(b, &x, logit_rows, eps),
         })
     }

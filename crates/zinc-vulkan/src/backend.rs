@@ -153,9 +153,6 @@ const MAX_SPLITS: usize = 128;
 /// 33 slices gave 146 tok/s on one instance; on a slower one, 65 slices 125–129 and 128 slices
 /// 113–118 — more workgroups do not pay for merging more partials).
 const ATTN_DEC_SLICES: usize = 32;
-/// Decode mat-vecs take fewer rows per group of lanes where more would leave fewer than this
-/// many workgroups.
-const MATVEC_MIN_GROUPS: usize = 256;
 /// Counters of matvec_dec.comp's norm epilogue: one per token of a decode step.
 const NORM_COUNTERS: usize = 4;
 /// Counters of attn_dec.comp's merge: one per KV head of a decode step.
@@ -291,9 +288,6 @@ pub struct VulkanBackend {
     /// The integer-dot mat-vec's shape on decode steps: [threads per row, rows per group of
     /// them, workgroup size] (`matvecq.comp`'s TPR, NR, WG).
     decode_matvec: [u32; 3],
-    /// `decode_matvec` or `decode_kquant` was given (tuning, tests): every matrix takes it as
-    /// it is.
-    decode_exact: bool,
     /// matvec_dec.comp's shape on decode steps of K-quant weights: [lanes per group of rows,
     /// rows per group, workgroup size]; lanes below 8: matvecq.comp instead.
     decode_kquant: [u32; 3],
@@ -330,6 +324,8 @@ pub struct VulkanBackend {
     attn_count: Buffer,
     /// See [`VulkanOptions::norm_epilogue`].
     norm_epilogue: bool,
+    /// GPU timestamps are on (`VulkanOptions::profile`).
+    profiling: bool,
     /// matvec_dec.comp's epilogue counters (`NORM_COUNTERS` words, zero between dispatches).
     norm_count: Buffer,
     rec: Arc<Mutex<Recorder>>,
@@ -387,6 +383,16 @@ fn device_layout(
 }
 
 /// A 1-D grid of `n` workgroups folded into x ≤ 65535 and z (`wg_linear()` in the shaders).
+/// A grid of `x` columns (tokens, tiles) by `row_groups`, the row group y + z·65535 (kernels
+/// read it as `gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u`).
+fn grid(x: usize, row_groups: usize) -> [u32; 3] {
+    [
+        x as u32,
+        row_groups.min(65535) as u32,
+        row_groups.div_ceil(65535) as u32,
+    ]
+}
+
 fn fold(n: usize) -> [u32; 3] {
     const MAX: usize = 65535;
     if n <= MAX {
@@ -477,12 +483,11 @@ impl VulkanBackend {
             None if ctx.info.vram >= 32 * GIB => ctx.info.vram / 4,
             None => 0,
         };
-        let (mut dtpr, mut dnr, mut dwg) = (q_threads_per_row, 1, 128);
-        let mut decode_exact = false;
+        let mut decode_matvec = [q_threads_per_row, 1, 128];
         if let Some((t, r, w)) = opts.decode_matvec {
             let ok = t.is_power_of_two() && t <= 64 && (1..=16).contains(&r) && r.is_power_of_two();
             if ok && w.is_power_of_two() && (t..=1024).contains(&w) {
-                (dtpr, dnr, dwg, decode_exact) = (t, r, w, true);
+                decode_matvec = [t, r, w];
             }
         }
         let mut decode_kquant = [32, 1, 128];
@@ -499,15 +504,13 @@ impl VulkanBackend {
                 && (l.max(64)..=1024).contains(&w)
             {
                 decode_kquant = [l, r, w];
-                decode_exact = true;
             }
         }
         let decode_kquant = if int_dot { decode_kquant } else { [0; 3] };
         let b = VulkanBackend {
             threads_per_row,
             q_threads_per_row,
-            decode_matvec: [dtpr, dnr, dwg],
-            decode_exact,
+            decode_matvec,
             decode_kquant,
             p_threads_per_row,
             int_dot,
@@ -526,6 +529,7 @@ impl VulkanBackend {
             gelu_table,
             attn_count,
             norm_epilogue: opts.norm_epilogue.unwrap_or(false),
+            profiling: opts.profile,
             norm_count,
             rec: Arc::new(Mutex::new(rec)),
             pool: Arc::new(Pool {
@@ -653,7 +657,7 @@ impl VulkanBackend {
     /// A profile name for `shader` on a `rows × cols` weight when profiling (mat-vecs are
     /// timed per shape there), else `shader` itself.
     fn shape_label(&self, shader: &'static str, rows: usize, cols: usize) -> &'static str {
-        if self.rec().prof.is_none() {
+        if !self.profiling {
             return shader;
         }
         type Names = HashMap<(&'static str, usize, usize), &'static str>;
@@ -947,11 +951,7 @@ impl VulkanBackend {
             let [wg, sgm, mut bk] = self.cm_spec;
             let tiles = rows.div_ceil(64 * sgm as usize);
             let bn = (wg / sgm) as usize; // 32 · SGN
-            let g = [
-                x.rows.div_ceil(bn) as u32,
-                tiles.min(65535) as u32,
-                tiles.div_ceil(65535) as u32,
-            ];
+            let g = grid(x.rows.div_ceil(bn), tiles);
             // BK must divide the row.
             if !cols.is_multiple_of(bk as usize) {
                 bk = 32;
@@ -1058,10 +1058,9 @@ impl VulkanBackend {
         };
         // Decode steps on K-quants: matvec_dec.comp (a block's pieces across neighbouring
         // lanes); other decode steps: a token per invocation, NR rows per group of lanes;
-        // prompts: NT tokens share each weight read. Decode shapes take fewer rows per group
-        // where the matrix would then fill too few workgroups.
+        // prompts: NT tokens share each weight read.
         let kquant = self.dec_kernel(w, x);
-        let (shader, nt, tpr, mut nr, wg): (&'static str, u32, u32, u32, u32) = if kquant {
+        let (shader, nt, tpr, nr, wg): (&'static str, u32, u32, u32, u32) = if kquant {
             let [lpr, nr, wg] = self.decode_kquant;
             (variant("matvec_dec", w.ty), 1, lpr, nr, wg)
         } else if x.rows <= 4 {
@@ -1071,18 +1070,10 @@ impl VulkanBackend {
             (variant("matvecq", w.ty), 8, self.p_threads_per_row, 1, 128)
         };
         let wg = wg.max(tpr);
-        while nr > 1
-            && !self.decode_exact
-            && rows.div_ceil((wg / tpr * nr) as usize) < MATVEC_MIN_GROUPS
-        {
-            nr /= 2;
-        }
-        let groups = rows.div_ceil((wg / tpr * nr) as usize);
-        let g = [
-            x.rows.div_ceil(nt as usize) as u32,
-            groups.min(65535) as u32,
-            groups.div_ceil(65535) as u32,
-        ];
+        let g = grid(
+            x.rows.div_ceil(nt as usize),
+            rows.div_ceil((wg / tpr * nr) as usize),
+        );
         // matvecq.comp: [WG, TPR, NT, NR]; matvec_dec.comp: [WG, LPR, NR, EPI], its push
         // constants with the epilogue's addresses after y and eps, mode at the end.
         let (spec, push) = if kquant {

@@ -77,11 +77,7 @@ impl VulkanBackend {
             .u32(row_offset as u32);
         let [wg, sgm, mut bk] = self.moe_spec;
         let row_tiles = nrows.div_ceil(64 * sgm as usize);
-        let g = [
-            *max_tiles as u32,
-            row_tiles.min(65535) as u32,
-            row_tiles.div_ceil(65535) as u32,
-        ];
+        let g = grid(*max_tiles, row_tiles);
         if !cols.is_multiple_of(bk as usize) {
             bk = 32;
         }
@@ -140,12 +136,7 @@ impl VulkanBackend {
                 let seq = self.rec().ops;
                 let tpr = self.q_threads_per_row;
                 let wg = 128.max(tpr);
-                let groups = nrows.div_ceil((wg / tpr) as usize);
-                let g = [
-                    nslots as u32,
-                    groups.min(65535) as u32,
-                    groups.div_ceil(65535) as u32,
-                ];
+                let g = grid(nslots, nrows.div_ceil((wg / tpr) as usize));
                 let push = Push::new().addr(w.buf.address).addr(q).addr(s);
                 let push = shape(push.addr(out.addr()).addr(ids).addr(scale.unwrap_or(0)));
                 let spec = [wg, tpr, 0, 0];
