@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 // qk_prep.comp — attention's inputs for one layer in one dispatch: RMSNorm of each query and key
 // head (where the model has q/k norms; rms.glsl, as rms_norm.comp computes it), RoPE on both

@@ -6,6 +6,10 @@
 // GL_KHR_shader_subgroup_shuffle. RMS_SRC, the buffer type rms_scale reads, is Floats unless
 // the includer defines it (a coherent view, for values other workgroups just wrote).
 
+#ifndef RMS_BATCH
+#define RMS_BATCH 8u
+#endif
+
 #ifndef RMS_SRC
 #define RMS_SRC Floats
 #endif
@@ -33,13 +37,24 @@ float rms_scale(RMS_SRC x, uint base, uint n, float eps) {
     uint tid = gl_LocalInvocationID.x;
     precise float hi = 0.0;
     precise float lo = 0.0;
-    for (uint j = tid; j < n; j += WG) {
-        float v = x.v[base + j];
-        precise float p = v * v;
-        precise float s = hi + p;
-        precise float bp = s - hi;
-        lo += (hi - (s - bp)) + (p - bp);
-        hi = s;
+    // RMS_BATCH loads are issued before their sums (a decode row is 4,096 values: one at a
+    // time, each waited for, cost more than the arithmetic). Every invocation still adds its
+    // values j = tid, tid + WG, … in that order, and a missing value is an exact no-op (0 added
+    // to a two-sum changes neither part), so every includer agrees to the bit as before.
+    for (uint j0 = tid; j0 < n; j0 += RMS_BATCH * WG) {
+        float vs[RMS_BATCH];
+        [[unroll]] for (uint k = 0u; k < RMS_BATCH; k++) {
+            uint j = j0 + k * WG;
+            vs[k] = j < n ? x.v[base + j] : 0.0;
+        }
+        [[unroll]] for (uint k = 0u; k < RMS_BATCH; k++) {
+            float v = vs[k];
+            precise float p = v * v;
+            precise float s = hi + p;
+            precise float bp = s - hi;
+            lo += (hi - (s - bp)) + (p - bp);
+            hi = s;
+        }
     }
     // Within subgroups first (no barriers), then the subgroup leaders through shared memory.
     uint stride = 1u;

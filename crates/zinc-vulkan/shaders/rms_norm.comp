@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 // rms_norm.comp — RMSNorm over groups of columns, times a weight, in place or into another
 // buffer.

@@ -55,6 +55,15 @@ pub struct VulkanOptions {
     /// last workgroup (`matvec_dec.comp`'s epilogue) instead of a dispatch of its own. `None`:
     /// off (not yet measured on a GPU).
     pub norm_epilogue: Option<bool>,
+    /// Decode attention (`attn_dec.comp`): keys per slice at least, a multiple of 16 from 16 to
+    /// 1,024, kernel tuning. `None`: 32.
+    pub attn_slice_min: Option<u32>,
+    /// Decode attention's slices merged by the last workgroup of each KV head
+    /// (`attn_dec.comp`'s merge, up to `MERGE_SPLITS` slices) instead of `attn_combine.comp`.
+    /// `None`: off (H200, tok/s, in-kernel merge against attn_combine: Qwen3-8B 214.4, 214.0
+    /// against 217.3; Qwen3-30B-A3B 178.3, 175.7 against 183.1; a plain-load merge, not
+    /// shipped, 215.1 / 216.0 and 180.7 / 180.2).
+    pub attn_merge: Option<bool>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
     pub prompt_threads_per_row: Option<u32>,
@@ -324,6 +333,10 @@ pub struct VulkanBackend {
     attn_count: Buffer,
     /// See [`VulkanOptions::norm_epilogue`].
     norm_epilogue: bool,
+    /// See [`VulkanOptions::attn_slice_min`].
+    attn_slice_min: usize,
+    /// See [`VulkanOptions::attn_merge`].
+    attn_merge: bool,
     /// GPU timestamps are on (`VulkanOptions::profile`).
     profiling: bool,
     /// matvec_dec.comp's epilogue counters (`NORM_COUNTERS` words, zero between dispatches).
@@ -529,6 +542,10 @@ impl VulkanBackend {
             gelu_table,
             attn_count,
             norm_epilogue: opts.norm_epilogue.unwrap_or(false),
+            attn_merge: opts.attn_merge.unwrap_or(false),
+            attn_slice_min: opts
+                .attn_slice_min
+                .map_or(32, |n| (n as usize).clamp(16, 1024).next_multiple_of(16)),
             profiling: opts.profile,
             norm_count,
             rec: Arc::new(Mutex::new(rec)),
@@ -1271,7 +1288,7 @@ impl VulkanBackend {
         let split_len = keys
             .div_ceil(ATTN_DEC_SLICES)
             .next_multiple_of(16)
-            .clamp(32, 1024);
+            .clamp(self.attn_slice_min, 1024);
         // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of 128 words.
         let shared = 4 * (g * hd + g * 1024 + g * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * 128);
         if keys.div_ceil(split_len) > MAX_SPLITS
@@ -1762,11 +1779,12 @@ impl Backend for VulkanBackend {
                 let target = self
                     .quant_target(1, p.n_head * p.head_dim)
                     .filter(|t| group.is_multiple_of(if t.0 == 1 { 32 } else { 256 }));
-                // Merging in one workgroup a KV head pays off for a few slices (short
-                // contexts); many (long ones) merge faster spread over attn_combine.comp
-                // (H200, Qwen3-8B at 4,096 tokens, slices then chosen for about 64: 147 → 131
-                // tok/s merged in place).
-                let merge = p.n_head_kv <= ATTN_COUNTERS && nsplit <= MERGE_SPLITS;
+                // Merged in place only where asked (`attn_merge`) and for a few slices: on the
+                // H200 attn_combine.comp is faster at short contexts as well as long ones
+                // (Qwen3-8B at 4,096 tokens, slices then chosen for about 64: 147 → 131 tok/s
+                // merged in place).
+                let merge =
+                    self.attn_merge && p.n_head_kv <= ATTN_COUNTERS && nsplit <= MERGE_SPLITS;
                 let (mode, qa, sa) = target
                     .as_ref()
                     .filter(|_| merge)

@@ -59,6 +59,13 @@ pub struct ModelArgs {
     /// Vulkan decode: RMSNorms done by the residual mat-vec before them (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_norm_epilogue: Option<bool>,
+    /// Vulkan decode attention: keys per slice at least (kernel tuning; default 32).
+    #[arg(long, hide = true)]
+    pub vk_attn_slice_min: Option<u32>,
+    /// Vulkan decode attention: the last workgroup of a KV head merges its slices (kernel
+    /// comparisons; default: a dispatch of its own merges them).
+    #[arg(long, hide = true)]
+    pub vk_attn_merge: Option<bool>,
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
@@ -146,6 +153,8 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_decode_matvec: None,
         vk_decode_kquant: None,
         vk_norm_epilogue: None,
+        vk_attn_slice_min: None,
+        vk_attn_merge: None,
         vk_cpu_attention: None,
         vk_coopmat_tile: a.vk_coopmat_tile,
         vk_moe_tile: a.vk_moe_tile,
@@ -207,6 +216,8 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         decode_matvec: args.vk_decode_matvec,
         decode_kquant: args.vk_decode_kquant,
         norm_epilogue: args.vk_norm_epilogue,
+        attn_slice_min: args.vk_attn_slice_min,
+        attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
         moe_tile: args.vk_moe_tile,
