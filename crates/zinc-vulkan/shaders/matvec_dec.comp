@@ -24,15 +24,16 @@
 //     quarter (p%4)/2 + 2, the two qh bits of quarter q at 2q.
 //
 // Buffers and push constants: as matvecq.comp (w, xq, xs, y, ncols, nrows, row_bytes, ntok,
-//   accumulate), with the epilogue's count, g, h, q, s after y and eps, mode at the end (zero
-//   without it); ncols a multiple of 256.
+//   accumulate; ncols a multiple of 256) with, after y, moe_matvecq.comp's ids and scale, and
+//   after accumulate its expert stride (in 16-byte units here), k, x_per_slot, has_scale and
+//   row0, read with MOE only.
 // Specialization constants: 0 = WG, the workgroup size (default 128, a multiple of 64); 1 =
 //   LPR, lanes per group of rows (a power of two, 8 ≤ LPR ≤ WG, default 32): LPR / 8 blocks
 //   of a row at a time; 2 = NR, consecutive rows per group (1..8, default 1), each lane's loads
-//   of the NR rows in flight together against one read of the activations; 3 = EPI, 1: after
-//   y (a residual, accumulate = 1) is written, the last workgroup of each token normalizes its
-//   row into h and quantizes it (norm_quant.comp's work without its own stage; nrows a
-//   multiple of 256).
+//   of the NR rows in flight together against one read of the activations; 3 = MOE, 1: the
+//   workgroup column is an MoE slot s (ntok = the slots) and the rows are rows row0 + r of
+//   expert ids[s] times input x_per_slot ? s : s / k, scaled by scale[e] where has_scale:
+//   moe_matvecq.comp's contract (accumulate 0), for decode steps.
 // Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)).
 
 #include "common.glsl"
@@ -42,7 +43,7 @@
 layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint LPR = 32;
 layout(constant_id = 2) const uint NR = 1;
-layout(constant_id = 3) const uint EPI = 0;
+layout(constant_id = 3) const uint MOE = 0;
 layout(local_size_x_id = 0) in;
 
 layout(push_constant, std430) uniform PC {
@@ -50,31 +51,23 @@ layout(push_constant, std430) uniform PC {
     Words xq;
     Floats xs;
     Floats y;
-    Words count; // EPI: one counter a token, zero between dispatches
-    Floats g;    // EPI: the norm's weights (nrows)
-    Floats h;    // EPI: the normalized rows (ntok × nrows)
-    Words q;     // EPI: h quantized (quant8.glsl's layout)
-    Floats s;
+    Words ids;     // MOE
+    Floats scale;  // MOE, where has_scale
     uint ncols;
     uint nrows;
     uint row_bytes;
     uint ntok;
     uint accumulate;
-    float eps;   // EPI
-    uint mode;   // EPI: quant8.glsl's mode
+    uint expert16; // MOE: an expert's bytes / 16
+    uint k;        // MOE
+    uint x_per_slot;
+    uint has_scale;
+    uint row0;
 } pc;
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4s { vec4 v[]; };
-// y as the epilogue's workgroups share it: stores that the last one sees, loads that see them.
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CFloats { float v[]; };
 
 shared float gsum[WG];
-shared uint is_last;
-
-const uint SG = 1u; // rms.glsl: within subgroups first
-#define RMS_SRC CFloats
-#include "rms.glsl"
-#include "quant8.glsl"
 
 // The LPR lanes of a group sum `v` (lane 0 of the group has the total).
 float group_sum(float v, uint tid, uint lane) {
@@ -110,20 +103,29 @@ void main() {
     uint piece = lane % 8u;
     uint slot = (gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u) * (WG / LPR) + tid / LPR;
     uint r0 = slot * NR;
-    uint t = gl_WorkGroupID.x;
+    uint t = gl_WorkGroupID.x; // a token, or with MOE a slot
     bool live = r0 < pc.nrows && t < pc.ntok;
+    // With MOE: the slot's expert (its rows from quad `wbase`) and input row.
+    uint e = 0u, wbase = 0u, xrow = t, first = 0u;
+    if (MOE == 1u && live) {
+        e = pc.ids.v[t];
+        wbase = e * pc.expert16;
+        xrow = pc.x_per_slot != 0u ? t : t / pc.k;
+        first = pc.row0;
+    }
     uint rowb[8];
     float acc[8];
     [[unroll]] for (uint k = 0u; k < NR; k++) {
-        rowb[k] = min(r0 + k, pc.nrows - 1u) * pc.row_bytes; // past the end: results dropped
+        // Past the end: results dropped.
+        rowb[k] = (first + min(r0 + k, pc.nrows - 1u)) * pc.row_bytes;
         acc[k] = 0.0;
     }
     Quads wq = Quads(pc.w);
     Quads aq = Quads(pc.xq);
     Vec4s sq = Vec4s(pc.xs);
     uint nblocks = pc.ncols / 256u;
-    uint xw0 = t * (pc.ncols / 16u); // the token's activations, in 16-byte units
-    uint xc0 = t * (pc.ncols / 32u); // its chunk floats, in vec4s
+    uint xw0 = xrow * (pc.ncols / 16u); // the input row's activations, in 16-byte units
+    uint xc0 = xrow * (pc.ncols / 32u); // its chunk floats, in vec4s
     if (live) {
         // A pass: LPR / 8 blocks of the row, a piece of each per lane. (Issuing two or more
         // passes' loads before their math measured slower on the H200: Qwen3-8B decode 209 →
@@ -140,7 +142,7 @@ void main() {
             int s0 = int(c0[1u + h]);
             int s1 = int(c1[1u + h]);
             [[unroll]] for (uint k = 0u; k < NR; k++) {
-                uint bq = (rowb[k] + b * BLOCK_BYTES) >> 4;
+                uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
                 uvec4 hd = wq.v[bq];
                 uvec4 q = wq.v[bq + 1u + piece];
                 int lo = 0, hi = 0;
@@ -170,7 +172,7 @@ void main() {
             uint ja = 8u * n + l + 2u * qa;
             uint jb = ja + 4u;
             [[unroll]] for (uint k = 0u; k < NR; k++) {
-                uint bq = (rowb[k] + b * BLOCK_BYTES) >> 4;
+                uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
                 uvec4 ql = wq.v[bq + 4u * n + p];
                 uvec4 qh = wq.v[bq + 8u + 2u * n + l];
                 uvec4 sc = wq.v[bq + 12u]; // 16 scale bytes, then d
@@ -198,47 +200,10 @@ void main() {
         uint r = r0 + k;
         if (lane == 0u && live && r < pc.nrows) {
             uint at = t * pc.nrows + r;
-            if (EPI == 0u) {
-                pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
-            } else {
-                CFloats cy = CFloats(pc.y);
-                cy.v[at] = pc.accumulate == 1u ? cy.v[at] + total : total;
+            if (MOE == 1u && pc.has_scale != 0u) {
+                total *= pc.scale.v[e];
             }
+            pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
         }
-    }
-    if (EPI == 0u) {
-        return;
-    }
-    // The epilogue: the last workgroup of token t (every workgroup of the grid counts, none
-    // returned early) RMS-normalizes y's row t by g into h and quantizes it for the next
-    // mat-vec, as norm_quant.comp would in a dispatch of its own.
-    memoryBarrierBuffer(); // this workgroup's outputs are visible before it is counted
-    barrier();
-    if (tid == 0u) {
-        uint done = atomicAdd(pc.count.v[t], 1u);
-        is_last = done == gl_NumWorkGroups.y * gl_NumWorkGroups.z - 1u ? 1u : 0u;
-    }
-    barrier();
-    if (is_last == 0u || t >= pc.ntok) {
-        return; // uniform over the workgroup
-    }
-    memoryBarrierBuffer(); // and the others' are seen
-    if (tid == 0u) {
-        pc.count.v[t] = 0u; // for the next dispatch (a barrier orders it before that one)
-    }
-    CFloats cy = CFloats(pc.y);
-    uint base = t * pc.nrows;
-    float scale = rms_scale(cy, base, pc.nrows, pc.eps);
-    for (uint j0 = 0u; j0 < pc.nrows; j0 += 4u * WG) {
-        uint j = j0 + 4u * tid;
-        bool in_row = j < pc.nrows; // nrows is a multiple of 256: a word is wholly in or out
-        vec4 v = vec4(0.0);
-        if (in_row) {
-            for (uint e = 0u; e < 4u; e++) {
-                v[e] = (cy.v[base + j + e] * scale) * pc.g.v[j + e];
-                pc.h.v[base + j + e] = v[e];
-            }
-        }
-        quant_word(tid, v, base + j, in_row, pc.mode, pc.q, pc.s);
     }
 }

@@ -51,10 +51,6 @@ pub struct VulkanOptions {
     /// 32x1x128x1 209; 32x2x128x2 208; 32x1x128x2 204; 64x1x128x2 195; 128x1x128x1 190;
     /// 32x1x128x4 181; 32x1x128x8 168; matvecq.comp 204).
     pub decode_kquant: Option<(u32, u32, u32)>,
-    /// Decode steps: the RMSNorm after a residual K-quant projection done by that mat-vec's
-    /// last workgroup (`matvec_dec.comp`'s epilogue) instead of a dispatch of its own. `None`:
-    /// off (not yet measured on a GPU).
-    pub norm_epilogue: Option<bool>,
     /// Decode attention (`attn_dec.comp`): keys per slice at least, a multiple of 16 from 16 to
     /// 1,024, kernel tuning. `None`: 32.
     pub attn_slice_min: Option<u32>,
@@ -162,8 +158,6 @@ const MAX_SPLITS: usize = 128;
 /// 33 slices gave 146 tok/s on one instance; on a slower one, 65 slices 125–129 and 128 slices
 /// 113–118 — more workgroups do not pay for merging more partials).
 const ATTN_DEC_SLICES: usize = 32;
-/// Counters of matvec_dec.comp's norm epilogue: one per token of a decode step.
-const NORM_COUNTERS: usize = 4;
 /// Counters of attn_dec.comp's merge: one per KV head of a decode step.
 const ATTN_COUNTERS: usize = 4096;
 /// attn_dec.comp merges its slices itself up to this many of them (its MERGE_MAX).
@@ -182,18 +176,6 @@ struct QuantCache {
     used: bool,
     q: VkTensor,
     s: VkTensor,
-}
-
-/// matvec_dec.comp's norm epilogue: where the last workgroup of each token writes the
-/// normalized residual (`h`) and its quantization (`q`, `s`, in `mode`), by the weights at `g`.
-struct NormEpilogue {
-    count: u64,
-    g: u64,
-    h: u64,
-    q: u64,
-    s: u64,
-    eps: f32,
-    mode: u32,
 }
 
 /// The last activations rounded for the f32 and cooperative-matrix kernels (`dot_input`),
@@ -331,16 +313,12 @@ pub struct VulkanBackend {
     gelu_table: Buffer,
     /// attn_dec.comp's merge counters (`ATTN_COUNTERS` words, zero between dispatches).
     attn_count: Buffer,
-    /// See [`VulkanOptions::norm_epilogue`].
-    norm_epilogue: bool,
     /// See [`VulkanOptions::attn_slice_min`].
     attn_slice_min: usize,
     /// See [`VulkanOptions::attn_merge`].
     attn_merge: bool,
     /// GPU timestamps are on (`VulkanOptions::profile`).
     profiling: bool,
-    /// matvec_dec.comp's epilogue counters (`NORM_COUNTERS` words, zero between dispatches).
-    norm_count: Buffer,
     rec: Arc<Mutex<Recorder>>,
     pool: Arc<Pool>,
     stats: Arc<Stats>,
@@ -488,8 +466,6 @@ impl VulkanBackend {
         let mut rec = Recorder::new(&ctx, opts.profile)?;
         let attn_count = ctx.buffer(4 * ATTN_COUNTERS as u64, Memory::Device)?;
         rec.fill_zero(attn_count.buffer, attn_count.size)?;
-        let norm_count = ctx.buffer(4 * NORM_COUNTERS as u64, Memory::Device)?;
-        rec.fill_zero(norm_count.buffer, norm_count.size)?;
         const GIB: u64 = 1 << 30;
         let f16_budget = match opts.prompt_weight_cache_mb {
             Some(mb) => mb << 20,
@@ -541,13 +517,11 @@ impl VulkanBackend {
             last_mode: Default::default(),
             gelu_table,
             attn_count,
-            norm_epilogue: opts.norm_epilogue.unwrap_or(false),
             attn_merge: opts.attn_merge.unwrap_or(false),
             attn_slice_min: opts
                 .attn_slice_min
                 .map_or(32, |n| (n as usize).clamp(16, 1024).next_multiple_of(16)),
             profiling: opts.profile,
-            norm_count,
             rec: Arc::new(Mutex::new(rec)),
             pool: Arc::new(Pool {
                 ctx: ctx.clone(),
@@ -985,7 +959,15 @@ impl VulkanBackend {
             let tpr = self.threads_per_row;
             let mut g = fold(rows.div_ceil((64 / tpr) as usize));
             g[1] = x.rows as u32;
-            self.run_spec(variant("matvec", w.ty), [64, tpr, 1], g, push);
+            // F32 rows as 16-byte vectors where they and the activations' rows are aligned.
+            let v4 = w.ty == GgmlType::F32
+                && tpr > 1
+                && cols.is_multiple_of(4)
+                && w.row_bytes.is_multiple_of(16)
+                && w.buf.address.is_multiple_of(16)
+                && xa.is_multiple_of(16);
+            let spec = [64, tpr, 1, v4 as u32];
+            self.run_ordered(variant("matvec", w.ty), spec, g, push, None, false);
         } else {
             let mut g = fold(rows.div_ceil(64));
             g[1] = x.rows.div_ceil(32) as u32;
@@ -1032,30 +1014,23 @@ impl VulkanBackend {
         Some(a)
     }
 
-    /// `y = W · x` (or `y += W · x` with `accumulate`) on the integer-dot kernel; false (nothing
-    /// recorded) where `w`'s format has no such path.
-    fn matvecq(&self, w: &VkWeight, x: &VkTensor, y: u64, accumulate: bool) -> bool {
-        self.matvecq_epi(w, x, y, accumulate, None)
-    }
-
     /// Whether `matvecq` of `w` on `x` runs matvec_dec.comp (a decode step of a K-quant).
     fn dec_kernel(&self, w: &VkWeight, x: &VkTensor) -> bool {
-        x.rows <= 4
+        self.dec_kernel_for(w, x.rows)
+    }
+
+    /// `dec_kernel` for `tokens` tokens (of an MoE step, however many slots they make).
+    pub(super) fn dec_kernel_for(&self, w: &VkWeight, tokens: usize) -> bool {
+        tokens <= 4
             && matches!(w.ty, GgmlType::Q4_K | GgmlType::Q6_K)
             && w.cols().is_multiple_of(256)
+            && w.row_bytes.is_multiple_of(16)
             && self.decode_kquant[0] >= 8
     }
 
-    /// `matvecq`, with matvec_dec.comp's norm epilogue where `epi` is given (the caller checked
-    /// `dec_kernel`).
-    fn matvecq_epi(
-        &self,
-        w: &VkWeight,
-        x: &VkTensor,
-        y: u64,
-        accumulate: bool,
-        epi: Option<&NormEpilogue>,
-    ) -> bool {
+    /// `y = W · x` (or `y += W · x` with `accumulate`) on the integer-dot kernel; false (nothing
+    /// recorded) where `w`'s format has no such path.
+    fn matvecq(&self, w: &VkWeight, x: &VkTensor, y: u64, accumulate: bool) -> bool {
         let (rows, cols) = (w.rows(), w.cols());
         let Some((q, s, used)) = self.quant_input(w.ty, x) else {
             return false;
@@ -1091,16 +1066,11 @@ impl VulkanBackend {
             x.rows.div_ceil(nt as usize),
             rows.div_ceil((wg / tpr * nr) as usize),
         );
-        // matvecq.comp: [WG, TPR, NT, NR]; matvec_dec.comp: [WG, LPR, NR, EPI], its push
-        // constants with the epilogue's addresses after y and eps, mode at the end.
+        // matvecq.comp: [WG, TPR, NT, NR]; matvec_dec.comp: [WG, LPR, NR, MOE], its push
+        // constants with MoE's (unread here) after y and after the dimensions.
         let (spec, push) = if kquant {
-            let e = epi.map_or([0; 5], |e| [e.count, e.g, e.h, e.q, e.s]);
-            let p = e.iter().fold(head, |p, &a| p.addr(a));
-            let (eps, mode) = epi.map_or((0.0, 0), |e| (e.eps, e.mode));
-            (
-                [wg, tpr, nr, epi.is_some() as u32],
-                dims(p).f32(eps).u32(mode),
-            )
+            let p = dims(head.addr(0).addr(0));
+            ([wg, tpr, nr, 0], p.u32(0).u32(1).u32(0).u32(0).u32(0))
         } else {
             ([wg, tpr, nt, nr], dims(head))
         };
@@ -1556,43 +1526,6 @@ impl Backend for VulkanBackend {
             let y = self.project(w, x);
             self.add(acc, &y);
         }
-    }
-
-    fn matmul_add_norm(
-        &self,
-        w: &VkWeight,
-        x: &VkTensor,
-        acc: &mut VkTensor,
-        norm: &VkWeight,
-        eps: f32,
-    ) -> VkTensor {
-        // Decode steps of a K-quant: the mat-vec's last workgroup normalizes and quantizes the
-        // residual it completes (matvec_dec.comp's epilogue).
-        let fits = acc.rows == x.rows
-            && acc.cols == w.rows()
-            && acc.cols.is_multiple_of(256)
-            && norm.dims.iter().product::<u64>() as usize == acc.cols
-            && acc.rows <= NORM_COUNTERS;
-        if self.norm_epilogue && fits && self.dec_kernel(w, x) {
-            if let Some((mode, q, s)) = self.quant_target(acc.rows, acc.cols) {
-                let h = self.new_tensor(acc.rows, acc.cols);
-                let epi = NormEpilogue {
-                    count: self.norm_count.address,
-                    g: norm.buf.address,
-                    h: h.addr(),
-                    q: q.addr(),
-                    s: s.addr(),
-                    eps,
-                    mode,
-                };
-                if self.matvecq_epi(w, x, acc.addr(), true, Some(&epi)) {
-                    self.quant_primed(&h, mode, q, s);
-                    return h;
-                }
-            }
-        }
-        self.matmul_add(w, x, acc);
-        self.rms_norm_into(acc, norm, eps)
     }
 
     fn add(&self, x: &mut VkTensor, y: &VkTensor) {
