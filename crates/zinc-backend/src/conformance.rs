@@ -850,6 +850,113 @@ pub fn run<B: Backend>(
         out.push(judge(case, &got, &sep, |_| 0.0));
     }
 
+    // Attention with its inputs' preparation (`attend_prepped`, which a backend may do in the
+    // attention kernel): the same numbers as `qk_norm_rope_store` then `attention`, on this
+    // backend, for a decode row after a prefix already in the cache (several key slices where
+    // the backend splits them); and the K/V it stored read back by a later attention.
+    for (style, head_dim, n_rot, nq, nk, q_norm, k_norm, at) in [
+        (
+            RopeStyle::Neox,
+            128usize,
+            128usize,
+            8usize,
+            2usize,
+            true,
+            true,
+            100usize,
+        ),
+        (RopeStyle::Neox, 128, 64, 8, 1, true, false, 7),
+        (RopeStyle::Norm, 64, 64, 2, 2, false, true, 40),
+        (RopeStyle::Neox, 64, 32, 3, 1, true, true, 9),
+        (RopeStyle::Norm, 64, 64, 1, 1, true, true, 0),
+    ] {
+        let case = format!(
+            "attend_prepped {style:?} head_dim={head_dim} n_rot={n_rot} heads={nq}/{nk} norms={q_norm}/{k_norm} at={at}"
+        );
+        if !want(&case) {
+            continue;
+        }
+        let nw = weight(&format!("norm.{head_dim}"))?;
+        let (qn, kn) = (q_norm.then_some(&nw), k_norm.then_some(&nw));
+        let (qc, kc) = (nq * head_dim, nk * head_dim);
+        let rope = RopeParams {
+            style,
+            n_rot,
+            freq_base: 10000.0,
+            freq_scale: 1.0,
+        };
+        let ap = AttnParams {
+            n_head: nq,
+            n_head_kv: nk,
+            head_dim,
+            scale: 0.3,
+            window: None,
+        };
+        // The same prefix in both caches.
+        let ctx = at + 2;
+        let prefix: Vec<u32> = (0..at as u32).collect();
+        let (pk, pv) = (randn(&mut rng, at * kc), randn(&mut rng, at * kc));
+        let mut c1 = b.kv_cache(ctx, &[kc]);
+        let mut c2 = b.kv_cache(ctx, &[kc]);
+        if at > 0 {
+            for c in [&mut c1, &mut c2] {
+                let (kt, vt) = (b.tensor_from(&pk, at, kc), b.tensor_from(&pv, at, kc));
+                b.kv_store(c, 0, &kt, &vt, &prefix)
+                    .map_err(|e| e.to_string())?;
+            }
+        }
+        let (qv, kv, vv) = (
+            randn(&mut rng, qc),
+            randn(&mut rng, kc),
+            randn(&mut rng, kc),
+        );
+        let pos = [at as u32];
+        let vt = b.tensor_from(&vv, 1, kc);
+        let (mut q1, mut k1) = (b.tensor_from(&qv, 1, qc), b.tensor_from(&kv, 1, kc));
+        b.qk_norm_rope_store(
+            &mut q1,
+            &mut k1,
+            &vt,
+            (qn, kn),
+            1e-6,
+            head_dim,
+            &pos,
+            &rope,
+            &mut c1,
+            0,
+        )
+        .map_err(|e| e.to_string())?;
+        let a1 = b.read(&b.attention(&q1, &c1, 0, &pos, &ap));
+        let (mut q2, mut k2) = (b.tensor_from(&qv, 1, qc), b.tensor_from(&kv, 1, kc));
+        let a2 = b
+            .attend_prepped(
+                &mut q2,
+                &mut k2,
+                &vt,
+                (qn, kn),
+                1e-6,
+                &pos,
+                &rope,
+                &mut c2,
+                0,
+                &ap,
+            )
+            .map_err(|e| e.to_string())?;
+        let a2 = b.read(&a2);
+        // The row's K/V as stored: the prepared query over each cache.
+        let r1 = b.read(&b.attention(&q1, &c1, 0, &pos, &ap));
+        let r2 = b.read(&b.attention(&q1, &c2, 0, &pos, &ap));
+        let vmax = vv
+            .iter()
+            .chain(&pv)
+            .fold(0.0f64, |m, &x| m.max(x.abs() as f64));
+        let got: Vec<f32> = [a2, r2].concat();
+        let sep: Vec<f64> = [a1, r1].concat().iter().map(|&x| x as f64).collect();
+        // The RMS sums may be added in another order (double-float: the same bits in
+        // practice); nothing else differs.
+        out.push(judge(case, &got, &sep, |_| 1e-5 * vmax));
+    }
+
     // Kernels that quantize their output for the next mat-vec (a pre-norm read by three
     // projections, a gated activation read by the down-projection): the same numbers as the
     // f32 output read back and multiplied anew, and as the reference product.
