@@ -280,28 +280,6 @@ pub trait Backend: Send + Sync {
         self.kv_store(cache, layer, k, v, positions)
     }
 
-    /// `qk_norm_rope_store`, then `attention` of `q` over the cache: the same numbers, which a
-    /// backend may produce in one step (then `q` and `k` end as they came, or prepared).
-    #[allow(clippy::too_many_arguments)]
-    fn attend_prepped(
-        &self,
-        q: &mut Self::Tensor,
-        k: &mut Self::Tensor,
-        v: &Self::Tensor,
-        norms: (Option<&Self::Weight>, Option<&Self::Weight>),
-        eps: f32,
-        positions: &[u32],
-        rope: &RopeParams,
-        cache: &mut Self::KvCache,
-        layer: usize,
-        p: &AttnParams,
-    ) -> Result<Self::Tensor, BackendError> {
-        self.qk_norm_rope_store(
-            q, k, v, norms, eps, p.head_dim, positions, rope, cache, layer,
-        )?;
-        Ok(self.attention(q, cache, layer, positions, p))
-    }
-
     /// Causal attention of each query row (at `positions`) over the cache of `layer`.
     fn attention(
         &self,

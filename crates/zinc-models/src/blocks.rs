@@ -272,19 +272,11 @@ impl<B: Backend> Attention<B> {
                 (q, k, v)
             }
         };
-        let norms = (self.q_norm.as_ref(), self.k_norm.as_ref());
-        let Some(s) = q_scale else {
-            // One step where the backend can (q/k prep inside the attention kernel).
-            let out = b.attend_prepped(
-                &mut q, &mut k, &v, norms, eps, positions, rope, cache, layer, attn,
-            )?;
-            return Ok(out);
-        };
         b.qk_norm_rope_store(
             &mut q,
             &mut k,
             &v,
-            norms,
+            (self.q_norm.as_ref(), self.k_norm.as_ref()),
             eps,
             hp.head_dim,
             positions,
@@ -292,7 +284,9 @@ impl<B: Backend> Attention<B> {
             cache,
             layer,
         )?;
-        b.scale(&mut q, s);
+        if let Some(s) = q_scale {
+            b.scale(&mut q, s);
+        }
         Ok(b.attention(&q, cache, layer, positions, attn))
     }
 }

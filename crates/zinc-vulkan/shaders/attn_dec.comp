@@ -17,7 +17,7 @@
 // slice's reads are in flight together. Softmax of the slice per head (a subgroup per head):
 // m = its largest score, weights e^(s − m), l = their sum. Values the same way round: invocation
 // (key slot, part) sums its keys' 8-dimension vectors times the weights for all G heads, and the
-// key slots are summed (shuffles within a subgroup, then subgroups in order through `vred`). Partials [m, l, acc] per (row, head, slice). With `merge`, the
+// key slots are summed (shuffles within a subgroup, then subgroups in order through `red`). Partials [m, l, acc] per (row, head, slice). With `merge`, the
 // last workgroup of a (row, KV head) to finish (a counter, device-scope atomics) merges them
 // as attn_combine.comp does — one dispatch for the whole attention — and may quantize the
 // result for the out-projection (quant8.glsl; G·HD a multiple of the block).
@@ -27,19 +27,9 @@
 layout(constant_id = 0) const uint HD = 128;
 layout(constant_id = 1) const uint G = 4;
 layout(constant_id = 2) const uint LPK = 16;
-// 3 = FLAGS: bit 0 MERGE, bit 1 PREP.
-// MERGE: 1 where this dispatch merges (push `merge`): only then do partials go through
+// 3 = MERGE: 1 where this dispatch merges (push `merge`): only then do partials go through
 // coherent stores, which cost long contexts' many slices on NVIDIA.
-// PREP: 1 where this dispatch also does qk_prep.comp's work for its row (one row, G a
-// power of two): q holds the raw query projection, and `prep` the rest (below). Each
-// workgroup RMS-normalizes (rms.glsl's double-float sums, so the CPU's numbers) and rotates
-// (rope.glsl) its G query heads in shared memory; the one whose slice holds the row's own
-// position p does the same to its KV head's raw key, stores that key and the raw value at p in
-// the caches (qk_prep.comp's layout), and uses them from shared memory for key p. The layer's
-// q/k prep then is no stage of its own.
-layout(constant_id = 3) const uint FLAGS = 0;
-const uint MERGE = FLAGS & 1u;
-const uint PREP = (FLAGS >> 1) & 1u;
+layout(constant_id = 3) const uint MERGE = 0;
 layout(local_size_x = 128) in;
 
 // Partials go through coherent references: the workgroup that merges them reads what others
@@ -56,7 +46,6 @@ layout(push_constant, std430) uniform PC {
     Words qout;   // merge: o quantized (quant8.glsl), when mode > 0
     Floats sout;
     Words count;  // merge: a counter per (row, KV head), zero between dispatches
-    Words prep;   // PREP: a Prep block
     uint n_head;
     uint n_head_kv;
     uint head_dim;
@@ -69,25 +58,8 @@ layout(push_constant, std430) uniform PC {
     uint mode;    // merge: 0 f32 only, else the activation mode of o's quantization
 } pc;
 
-// PREP's inputs besides q (qk_prep.comp's push constants of the same names).
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer Prep {
-    Floats k;  // the raw key projection (nrows × n_head_kv·HD)
-    Floats v;  // the value projection
-    Floats qw; // the HD query and key norm weights (read per flags)
-    Floats kw;
-    uint n_rot;
-    uint neox;
-    float freq_base;
-    float freq_scale;
-    float eps;
-    uint flags; // bit 0: norm the queries, bit 1: the keys
-};
-
 const uint WG = 128u;
-const uint SG = 1u; // rms.glsl: within subgroups first
 #include "quant8.glsl"
-#include "rms.glsl"
-#include "rope.glsl"
 
 const float NEG_BIG = -3.0e38; // the empty-slice sentinel; keeps exp() arguments finite
 const uint SL_MAX = 1024u;
@@ -97,71 +69,11 @@ const uint U = 4u; // keys an invocation loads at once (H200: 4 ahead of 2 and 8
 
 shared float qs[G * HD];
 shared float ps[G * SL_MAX];
-shared float vred[G * LPK * 8u]; // values: the slots' sums, head by head
+shared float red[G * LPK * 8u]; // values: the slots' sums, head by head
 shared float ml[2u * 8u];
 shared uint is_last;
 const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (MERGE_SPLITS)
 shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
-// PREP: the key being prepared, then it and its value as the cache's f16 pairs; each head's
-// RMS scale.
-shared float kn[HD];
-shared uint kpk[HD / 2u];
-shared uint vpk[HD / 2u];
-shared float hsc[8];
-
-// PREP: the RMS scale of each of nh heads of HD values (qs's G heads, or kn as one head) into
-// hsc: 128 / nh invocations a head, each summing a strided share of the squares as a
-// double-float (rms.glsl), then the shares through red / red_lo. Every invocation calls it.
-void head_scales(bool keys, uint nh, float eps) {
-    uint tid = gl_LocalInvocationID.x;
-    uint tph = 128u / nh;
-    uint h = tid / tph, l = tid % tph;
-    precise float hi = 0.0;
-    precise float lo = 0.0;
-    for (uint j = l; j < HD; j += tph) {
-        float v = keys ? kn[j] : qs[h * HD + j];
-        precise float p = v * v;
-        precise float s = hi + p;
-        precise float bp = s - hi;
-        lo += (hi - (s - bp)) + (p - bp);
-        hi = s;
-    }
-    red[tid] = hi;
-    red_lo[tid] = lo;
-    for (uint st = 1u; st < tph; st *= 2u) {
-        barrier();
-        if (l % (2u * st) == 0u) {
-            float h2 = red[tid], l2 = red_lo[tid];
-            two_sum_into(h2, l2, red[tid + st], red_lo[tid + st]);
-            red[tid] = h2;
-            red_lo[tid] = l2;
-        }
-    }
-    barrier();
-    if (l == 0u) {
-        hsc[h] = rms_of_sum(red[tid], red_lo[tid], HD, eps);
-    }
-    barrier();
-}
-
-// PREP: RoPE of the pairs of nh heads of HD values (qs's, or kn as one head) at position p.
-void rope_heads(bool keys, uint nh, uint p, Prep pr) {
-    uint half_rot = pr.n_rot / 2u;
-    for (uint i = gl_LocalInvocationID.x; i < nh * half_rot; i += 128u) {
-        uint h = i / half_rot, ii = i % half_rot;
-        uint a = h * HD + (pr.neox != 0u ? ii : 2u * ii);
-        uint b = h * HD + (pr.neox != 0u ? ii + half_rot : 2u * ii + 1u);
-        vec2 x = keys ? vec2(kn[a], kn[b]) : vec2(qs[a], qs[b]);
-        vec2 y = rope_pair(x, p, ii, pr.n_rot, pr.freq_base, pr.freq_scale);
-        if (keys) {
-            kn[a] = y.x;
-            kn[b] = y.y;
-        } else {
-            qs[a] = y.x;
-            qs[b] = y.y;
-        }
-    }
-}
 
 void main() {
     uint g = gl_WorkGroupID.x;
@@ -180,47 +92,6 @@ void main() {
     uint lo = (pc.window > 0u && p + 1u > pc.window) ? p + 1u - pc.window : 0u;
     uint begin = lo + sp * pc.split_len;
     uint end = min(p + 1u, lo + (sp + 1u) * pc.split_len); // keys [begin, end)
-    // PREP: this workgroup's slice holds the row's own key (uniform over the workgroup).
-    bool owner = PREP == 1u && begin <= p && p < end;
-    if (PREP == 1u) {
-        Prep pr = Prep(pc.prep);
-        uint kvbase = t * kv_dim + g * HD;
-        if (owner) {
-            for (uint j = tid; j < HD; j += 128u) {
-                kn[j] = pr.k.v[kvbase + j];
-            }
-        }
-        barrier();
-        if ((pr.flags & 1u) != 0u) {
-            head_scales(false, G, pr.eps);
-            for (uint i = tid; i < G * HD; i += 128u) {
-                qs[i] = (qs[i] * hsc[i / HD]) * pr.qw.v[i % HD];
-            }
-        }
-        if (owner && (pr.flags & 2u) != 0u) {
-            head_scales(true, 1u, pr.eps);
-            for (uint j = tid; j < HD; j += 128u) {
-                kn[j] = (kn[j] * hsc[0]) * pr.kw.v[j];
-            }
-        }
-        barrier();
-        rope_heads(false, G, p, pr);
-        if (owner) {
-            rope_heads(true, 1u, p, pr);
-        }
-        barrier();
-        if (owner) {
-            uint dst = (p * kv_dim + g * HD) / 2u;
-            for (uint j2 = tid; j2 < HD / 2u; j2 += 128u) {
-                uint kw2 = packHalf2x16(vec2(kn[2u * j2], kn[2u * j2 + 1u]));
-                uint vw2 = packHalf2x16(vec2(pr.v.v[kvbase + 2u * j2], pr.v.v[kvbase + 2u * j2 + 1u]));
-                kpk[j2] = kw2;
-                vpk[j2] = vw2;
-                pc.kc.v[dst + j2] = kw2;
-                pc.vc.v[dst + j2] = vw2;
-            }
-        }
-    }
     barrier();
 
     // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
@@ -242,10 +113,6 @@ void main() {
                 uint j = j0 + slot + u * KPP;
                 // Dimensions d0 .. d0 + 7 of key j: one vector of 8 halves.
                 w[u] = j < end ? k4.v[(j * kv_dim + g * HD + d0) / 8u] : uvec4(0u);
-                if (owner && j == p) {
-                    uint c2 = d0 / 2u; // key p as this workgroup stored it
-                    w[u] = uvec4(kpk[c2], kpk[c2 + 1u], kpk[c2 + 2u], kpk[c2 + 3u]);
-                }
             }
             [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
                 if (gi < G) {
@@ -306,7 +173,7 @@ void main() {
 
     // Values, as the keys: invocation (slot, part_lane) sums its keys' 8-dimension vectors for
     // every head, U keys' loads at a time; then the slots are summed, first across a subgroup
-    // (shuffles), then across subgroups in order (vred), and the sums stored.
+    // (shuffles), then across subgroups in order (red), and the sums stored.
     Quads v4 = Quads(pc.vc);
     uint sg_slots = max(gl_SubgroupSize / LPK, 1u); // slots of one subgroup
     bool sg_first = (lane / LPK) == 0u;
@@ -323,10 +190,6 @@ void main() {
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
                 w[u] = i < n ? v4.v[((begin + i) * kv_dim + g * HD + d0) / 8u] : uvec4(0u);
-                if (owner && begin + i == p) {
-                    uint c2 = d0 / 2u;
-                    w[u] = uvec4(vpk[c2], vpk[c2 + 1u], vpk[c2 + 2u], vpk[c2 + 3u]);
-                }
             }
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
@@ -363,7 +226,7 @@ void main() {
                     if (gi < G) {
                         [[unroll]] for (uint e = 0u; e < 8u; e++) {
                             uint r = gi * (LPK * 8u) + part_lane * 8u + e;
-                            vred[r] = k == 0u ? acc[gi][e] : vred[r] + acc[gi][e];
+                            red[r] = k == 0u ? acc[gi][e] : red[r] + acc[gi][e];
                         }
                     }
                 }
@@ -376,9 +239,9 @@ void main() {
             uint d = pl * DPL + 8u * c + r % 8u;
             uint out_base = ((t * pc.n_head + h0 + gi) * nsplit + sp) * (HD + 2u);
             if (MERGE == 1u) {
-                CFloats(pc.part).v[out_base + 2u + d] = vred[r];
+                CFloats(pc.part).v[out_base + 2u + d] = red[r];
             } else {
-                pc.part.v[out_base + 2u + d] = vred[r];
+                pc.part.v[out_base + 2u + d] = red[r];
             }
         }
         barrier();

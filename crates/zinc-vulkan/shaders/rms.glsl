@@ -27,17 +27,6 @@ void two_sum_into(inout float hi, inout float lo, float b, float b_lo) {
     lo = lo + b_lo + e;
 }
 
-// 1 / sqrt(mean + eps) from Σ x² = hi + lo over n values: the mean (hi + lo) / n rounded once,
-// as (f64 sum / n) as f32 is.
-float rms_of_sum(float hi, float lo, uint n, float eps) {
-    precise float fn = float(n);
-    precise float q = hi / fn;
-    precise float r = fma(-q, fn, hi) + lo;
-    precise float mean = q + r / fn;
-    precise float scale = 1.0 / sqrt(mean + eps);
-    return scale;
-}
-
 // 1 / sqrt(mean(x²) + eps) over x.v[base .. base + n), called by every invocation of the
 // workgroup (it holds barriers); once per workgroup.
 //
@@ -97,5 +86,11 @@ float rms_scale(RMS_SRC x, uint base, uint n, float eps) {
         }
     }
     barrier();
-    return rms_of_sum(red[0], red_lo[0], n, eps);
+    // mean = (hi + lo) / n rounded once, as (f64 sum / n) as f32 is.
+    precise float fn = float(n);
+    precise float q = red[0] / fn;
+    precise float r = fma(-q, fn, red[0]) + red_lo[0];
+    precise float mean = q + r / fn;
+    precise float scale = 1.0 / sqrt(mean + eps);
+    return scale;
 }

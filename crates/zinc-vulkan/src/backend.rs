@@ -1259,84 +1259,14 @@ impl VulkanBackend {
             .div_ceil(ATTN_DEC_SLICES)
             .next_multiple_of(16)
             .clamp(self.attn_slice_min, 1024);
-        // qs, ps, vred, ml, is_last, wexp, quant8.glsl's four arrays of 128 words, rms.glsl's
-        // two, and kn, kpk + vpk, hsc.
-        let shared = 4
-            * (g * hd + g * 1024 + g * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 6 * 128 + 2 * hd + 8);
+        // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of 128 words.
+        let shared = 4 * (g * hd + g * 1024 + g * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * 128);
         if keys.div_ceil(split_len) > MAX_SPLITS
             || shared > self.ctx.info.max_shared_memory as usize
         {
             return None;
         }
         Some(([hd as u32, g as u32, lpk as u32], split_len))
-    }
-
-    /// attn_dec.comp for a decode row at the plan `attn_dec_plan` gave, over `span` = (its
-    /// positions' upload, the largest position, the keys, the window); with qk_prep.comp's work
-    /// for the row too where `prep` is a `Prep` block's address (not 0), into `out`.
-    #[allow(clippy::too_many_arguments)]
-    fn attn_dec_run(
-        &self,
-        q: &VkTensor,
-        cache: &VkKvCache,
-        layer: usize,
-        span: (u64, usize, usize, u32),
-        p: &AttnParams,
-        plan: ([u32; 3], usize),
-        prep: u64,
-        out: VkTensor,
-    ) -> VkTensor {
-        let (pos, max_pos, keys, window) = span;
-        let (spec, split_len) = plan;
-        // The query heads of a KV head together, the slices merged by the last
-        // workgroup of each KV head, the output quantized for the out-projection where
-        // a KV head's query heads make whole blocks (attn_dec.comp): one dispatch.
-        let nsplit = keys.div_ceil(split_len);
-        let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
-        let group = p.head_dim * (p.n_head / p.n_head_kv);
-        let target = self
-            .quant_target(1, p.n_head * p.head_dim)
-            .filter(|t| group.is_multiple_of(if t.0 == 1 { 32 } else { 256 }));
-        // Merged in place only where asked (`attn_merge`) and for a few slices: on the
-        // H200 attn_combine.comp is faster at short contexts as well as long ones
-        // (Qwen3-8B at 4,096 tokens, slices then chosen for about 64: 147 → 131 tok/s
-        // merged in place).
-        let merge = self.attn_merge && p.n_head_kv <= ATTN_COUNTERS && nsplit <= MERGE_SPLITS;
-        let (mode, qa, sa) = target
-            .as_ref()
-            .filter(|_| merge)
-            .map_or((0, 0, 0), |(m, qb, sb)| (*m, qb.addr(), sb.addr()));
-        let pc = Push::new()
-            .addr(q.addr())
-            .addr(cache.k[layer].address)
-            .addr(cache.v[layer].address)
-            .addr(out.addr())
-            .addr(pos)
-            .addr(part.addr())
-            .addr(qa)
-            .addr(sa)
-            .addr(self.attn_count.address)
-            .addr(prep)
-            .u32(p.n_head as u32)
-            .u32(p.n_head_kv as u32)
-            .u32(p.head_dim as u32)
-            .u32(q.rows as u32)
-            .f32(p.scale)
-            .u32(window)
-            .u32((max_pos + 1) as u32)
-            .u32(split_len as u32)
-            .u32(merge as u32)
-            .u32(mode);
-        let g = [p.n_head_kv as u32, 1, nsplit as u32];
-        let flags = merge as u32 | ((prep != 0) as u32) << 1;
-        let spec = [spec[0], spec[1], spec[2], flags];
-        self.run_ordered("attn_dec", spec, g, pc, None, false);
-        if !merge {
-            self.attn_combine(&part, &out, p, nsplit);
-        } else if let (Some((m, qb, sb)), true) = (target, mode != 0) {
-            self.quant_primed(&out, m, qb, sb);
-        }
-        out
     }
 
     fn scale_buffer(&self, s: Option<&[f32]>) -> Option<u64> {
@@ -1732,74 +1662,6 @@ impl Backend for VulkanBackend {
         Ok(())
     }
 
-    fn attend_prepped(
-        &self,
-        q: &mut VkTensor,
-        k: &mut VkTensor,
-        v: &VkTensor,
-        norms: (Option<&VkWeight>, Option<&VkWeight>),
-        eps: f32,
-        positions: &[u32],
-        rope: &RopeParams,
-        cache: &mut VkKvCache,
-        layer: usize,
-        p: &AttnParams,
-    ) -> Result<VkTensor, BackendError> {
-        // A decode row on attn_dec.comp with G a power of two: qk_prep's work in the same
-        // dispatch (its PREP form), one stage a layer fewer.
-        let hd = p.head_dim;
-        let kv_dim = cache.dims[layer];
-        let head_norm =
-            |n: Option<&VkWeight>| n.is_none_or(|w| w.dims.iter().product::<u64>() as usize == hd);
-        let one_row = positions.len() == 1 && q.rows == 1 && k.rows == 1 && v.rows == 1;
-        let shapes = p.n_head_kv > 0
-            && p.n_head.is_multiple_of(p.n_head_kv)
-            && (p.n_head / p.n_head_kv).is_power_of_two()
-            && q.cols == p.n_head * hd
-            && k.cols == kv_dim
-            && v.cols == kv_dim
-            && kv_dim == p.n_head_kv * hd
-            && hd.is_multiple_of(2)
-            && rope.n_rot <= hd
-            && head_norm(norms.0)
-            && head_norm(norms.1);
-        if one_row && shapes {
-            let at = positions[0] as usize;
-            if at >= cache.n_ctx {
-                return Err(BackendError::ContextOverflow {
-                    pos: at,
-                    n_ctx: cache.n_ctx,
-                });
-            }
-            let keys = p.window.map_or(at + 1, |w| w.min(at + 1));
-            let plan = (keys > SPLIT_KV || !self.cpu_attention)
-                .then(|| self.attn_dec_plan(p, keys))
-                .flatten();
-            if let Some(plan) = plan {
-                let flags = norms.0.is_some() as u32 | (norms.1.is_some() as u32) << 1;
-                let block = Push::new()
-                    .addr(k.addr())
-                    .addr(v.addr())
-                    .addr(norms.0.map_or(0, |w| w.buf.address))
-                    .addr(norms.1.map_or(0, |w| w.buf.address))
-                    .u32(rope.n_rot as u32)
-                    .u32((rope.style == RopeStyle::Neox) as u32)
-                    .f32(rope.freq_base)
-                    .f32(rope.freq_scale)
-                    .f32(eps)
-                    .u32(flags);
-                let prep = self.upload(block.as_bytes());
-                let pos = self.upload(&u32s(positions));
-                let window = p.window.unwrap_or(0) as u32;
-                let out = self.new_tensor(1, p.n_head * hd);
-                let span = (pos, at, keys, window);
-                return Ok(self.attn_dec_run(q, cache, layer, span, p, plan, prep, out));
-            }
-        }
-        self.qk_norm_rope_store(q, k, v, norms, eps, hd, positions, rope, cache, layer)?;
-        Ok(self.attention(q, cache, layer, positions, p))
-    }
-
     fn attention(
         &self,
         q: &VkTensor,
@@ -1840,9 +1702,55 @@ impl Backend for VulkanBackend {
             }
         };
         if q.rows == 1 && (keys > SPLIT_KV || !self.cpu_attention) {
-            if let Some(plan) = self.attn_dec_plan(p, keys) {
-                let span = (pos, max_pos, keys, window);
-                return self.attn_dec_run(q, cache, layer, span, p, plan, 0, out);
+            if let Some((spec, split_len)) = self.attn_dec_plan(p, keys) {
+                // The query heads of a KV head together, the slices merged by the last
+                // workgroup of each KV head, the output quantized for the out-projection where
+                // a KV head's query heads make whole blocks (attn_dec.comp): one dispatch.
+                let nsplit = keys.div_ceil(split_len);
+                let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
+                let group = p.head_dim * (p.n_head / p.n_head_kv);
+                let target = self
+                    .quant_target(1, p.n_head * p.head_dim)
+                    .filter(|t| group.is_multiple_of(if t.0 == 1 { 32 } else { 256 }));
+                // Merged in place only where asked (`attn_merge`) and for a few slices: on the
+                // H200 attn_combine.comp is faster at short contexts as well as long ones
+                // (Qwen3-8B at 4,096 tokens, slices then chosen for about 64: 147 → 131 tok/s
+                // merged in place).
+                let merge =
+                    self.attn_merge && p.n_head_kv <= ATTN_COUNTERS && nsplit <= MERGE_SPLITS;
+                let (mode, qa, sa) = target
+                    .as_ref()
+                    .filter(|_| merge)
+                    .map_or((0, 0, 0), |(m, qb, sb)| (*m, qb.addr(), sb.addr()));
+                let pc = Push::new()
+                    .addr(q.addr())
+                    .addr(cache.k[layer].address)
+                    .addr(cache.v[layer].address)
+                    .addr(out.addr())
+                    .addr(pos)
+                    .addr(part.addr())
+                    .addr(qa)
+                    .addr(sa)
+                    .addr(self.attn_count.address)
+                    .u32(p.n_head as u32)
+                    .u32(p.n_head_kv as u32)
+                    .u32(p.head_dim as u32)
+                    .u32(q.rows as u32)
+                    .f32(p.scale)
+                    .u32(window)
+                    .u32((max_pos + 1) as u32)
+                    .u32(split_len as u32)
+                    .u32(merge as u32)
+                    .u32(mode);
+                let g = [p.n_head_kv as u32, 1, nsplit as u32];
+                let spec = [spec[0], spec[1], spec[2], merge as u32];
+                self.run_ordered("attn_dec", spec, g, pc, None, false);
+                if !merge {
+                    self.attn_combine(&part, &out, p, nsplit);
+                } else if let (Some((m, qb, sb)), true) = (target, mode != 0) {
+                    self.quant_primed(&out, m, qb, sb);
+                }
+                return out;
             }
             let nsplit = keys.div_ceil(split_len);
             let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
