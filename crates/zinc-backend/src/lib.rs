@@ -222,20 +222,6 @@ pub trait Backend: Send + Sync {
         self.add(acc, &y);
     }
 
-    /// `acc += W·x`, then `rms_norm_into(acc, norm, eps)` (a residual projection and the next
-    /// block's pre-norm): the same numbers, which a backend may produce in one step.
-    fn matmul_add_norm(
-        &self,
-        w: &Self::Weight,
-        x: &Self::Tensor,
-        acc: &mut Self::Tensor,
-        norm: &Self::Weight,
-        eps: f32,
-    ) -> Self::Tensor {
-        self.matmul_add(w, x, acc);
-        self.rms_norm_into(acc, norm, eps)
-    }
-
     /// `act(gate) ⊙ up`
     fn gated(&self, gate: &Self::Tensor, up: &Self::Tensor, act: GatedAct) -> Self::Tensor;
 

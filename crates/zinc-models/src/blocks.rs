@@ -147,24 +147,6 @@ impl<B: Backend> Linear<B> {
         }
     }
 
-    /// `apply_add`, then the next block's pre-norm `rms_norm(acc) · norm` (one backend step
-    /// where there is no scale or bias).
-    pub fn apply_add_norm(
-        &self,
-        b: &B,
-        x: &B::Tensor,
-        acc: &mut B::Tensor,
-        norm: &B::Weight,
-        eps: f32,
-    ) -> B::Tensor {
-        if self.scale.is_none() && self.bias.is_none() {
-            b.matmul_add_norm(&self.w, x, acc, norm, eps)
-        } else {
-            self.apply_add(b, x, acc);
-            b.rms_norm_into(acc, norm, eps)
-        }
-    }
-
     /// Output width (`dims[1]`).
     pub fn rows(&self, b: &B) -> u64 {
         b.weight_dims(&self.w).get(1).copied().unwrap_or(1)
@@ -317,20 +299,6 @@ impl<B: Backend> GatedFfn<B> {
 
     pub fn forward(&self, b: &B, h: &B::Tensor, act: GatedAct) -> B::Tensor {
         self.down.apply(b, &self.inner(b, h, act))
-    }
-
-    /// `x += forward(h)`, then the next block's pre-norm of `x` (`Linear::apply_add_norm`).
-    pub fn forward_add_norm(
-        &self,
-        b: &B,
-        h: &B::Tensor,
-        act: GatedAct,
-        x: &mut B::Tensor,
-        next_norm: &B::Weight,
-        eps: f32,
-    ) -> B::Tensor {
-        self.down
-            .apply_add_norm(b, &self.inner(b, h, act), x, next_norm, eps)
     }
 
     /// `x += forward(…)`, the residual folded into the down-projection.

@@ -129,50 +129,19 @@ impl<B: Backend> LanguageModel<B> for Decoder<B> {
     ) -> Result<B::Tensor, ModelError> {
         let eps = self.hp.eps;
         let mut x = b.embed(&self.embd, tokens, 1.0);
-        let Some(first) = self.layers.first() else {
-            return Ok(self.head.forward(b, &x, logit_rows, eps));
-        };
-        // Each residual projection also yields the next pre-norm (`matmul_add_norm`): the
-        // attention's out-projection the FFN's, the FFN's down-projection the next layer's, and
-        // the last one the head's where every row's logits are wanted.
-        let all_rows =
-            logit_rows.len() == tokens.len() && logit_rows.iter().enumerate().all(|(i, &r)| i == r);
-        let mut h = Some(normed(b, &x, &first.attn_norm, eps));
         for (i, layer) in self.layers.iter().enumerate() {
-            let Some(hin) = h.take() else {
-                return Err(ModelError::Invalid("layer without its pre-norm".into()));
-            };
+            let h = normed(b, &x, &layer.attn_norm, eps);
             let o = layer.attn.attend(
-                b, &hin, cache, i, positions, &self.hp, &self.rope, &self.attn, eps, None,
+                b, &h, cache, i, positions, &self.hp, &self.rope, &self.attn, eps, None,
             )?;
-            drop(hin);
-            let hf = layer
-                .attn
-                .o
-                .apply_add_norm(b, &o, &mut x, &layer.ffn_norm, eps);
-            let next_norm = match self.layers.get(i + 1) {
-                Some(next) => Some(&next.attn_norm),
-                None => all_rows.then_some(&self.head.norm),
-            };
-            h = match (&layer.ffn, next_norm) {
-                (Ffn::Dense(f), Some(nn)) => {
-                    Some(f.forward_add_norm(b, &hf, GatedAct::SwiGlu, &mut x, nn, eps))
-                }
-                (Ffn::Dense(f), None) => {
-                    f.forward_add(b, &hf, GatedAct::SwiGlu, &mut x);
-                    None
-                }
-                (Ffn::Moe(m), nn) => {
-                    m.forward_add(b, &hf, GatedAct::SwiGlu, &mut x);
-                    nn.map(|nn| normed(b, &x, nn, eps))
-                }
-            };
+            layer.attn.o.apply_add(b, &o, &mut x);
+            let h = normed(b, &x, &layer.ffn_norm, eps);
+            match &layer.ffn {
+                Ffn::Dense(f) => f.forward_add(b, &h, GatedAct::SwiGlu, &mut x),
+                Ffn::Moe(m) => m.forward_add(b, &h, GatedAct::SwiGlu, &mut x),
+            }
         }
-        Ok(match h {
-            // Every row's final norm (`all_rows`): straight to the output projection.
-            Some(h) => self.head.output.apply(b, &h),
-            None => self.head.forward(b, &x, logit_rows, eps),
-        })
+        Ok(self.head.forward(b, &x, logit_rows, eps))
     }
 }
 

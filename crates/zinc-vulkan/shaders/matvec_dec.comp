@@ -6,7 +6,7 @@
 // (Q4_K, Q6_K), with integer dot products on activations quantized by quant_act.comp / the
 // norm and activation kernels (Q8_K mode: one scale per 256 elements).
 //
-// Same contract as matvecq.comp (push constants, output, accumulate) for NT = 1; what differs
+// The arithmetic and output of matvecq.comp for NT = 1 (push constants below); what differs
 // is how lanes meet memory. In matvecq a lane owns whole units, so the lanes of one load
 // instruction touch addresses a unit apart; here eight neighbouring lanes split every 256-
 // element block into eight 16-byte pieces of its quants, so a subgroup's load reads

@@ -3,15 +3,10 @@
 //
 // The includer declares WG (its workgroup size, a power of two) and SG (1: reduce within
 // subgroups by shuffles first) before including this file, and enables
-// GL_KHR_shader_subgroup_shuffle. RMS_SRC, the buffer type rms_scale reads, is Floats unless
-// the includer defines it (a coherent view, for values other workgroups just wrote).
+// GL_KHR_shader_subgroup_shuffle and GL_EXT_control_flow_attributes.
 
 #ifndef RMS_BATCH
 #define RMS_BATCH 8u
-#endif
-
-#ifndef RMS_SRC
-#define RMS_SRC Floats
 #endif
 
 shared float red[WG];
@@ -33,7 +28,7 @@ void two_sum_into(inout float hi, inout float lo, float b, float b_lo) {
 // Σ x² is carried as a double-float (hi + lo, error-free two-sums): the CPU backend sums the f32
 // squares in f64, and this gets the same mean to the last bit in practice, without needing
 // shaderFloat64 (Intel Arc has none). `precise` keeps the compiler from fusing or reordering.
-float rms_scale(RMS_SRC x, uint base, uint n, float eps) {
+float rms_scale(Floats x, uint base, uint n, float eps) {
     uint tid = gl_LocalInvocationID.x;
     precise float hi = 0.0;
     precise float lo = 0.0;

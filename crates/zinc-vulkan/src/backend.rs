@@ -1703,9 +1703,10 @@ impl Backend for VulkanBackend {
         };
         if q.rows == 1 && (keys > SPLIT_KV || !self.cpu_attention) {
             if let Some((spec, split_len)) = self.attn_dec_plan(p, keys) {
-                // The query heads of a KV head together, the slices merged by the last
-                // workgroup of each KV head, the output quantized for the out-projection where
-                // a KV head's query heads make whole blocks (attn_dec.comp): one dispatch.
+                // The query heads of a KV head together (attn_dec.comp), the slices merged and
+                // the output quantized for the out-projection by attn_combine.comp (or, with
+                // `attn_merge`, by the last workgroup of each KV head where a KV head's query
+                // heads make whole blocks: one dispatch).
                 let nsplit = keys.div_ceil(split_len);
                 let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
                 let group = p.head_dim * (p.n_head / p.n_head_kv);

@@ -8,7 +8,8 @@ use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
 /// split-key decode attention a GPU gets (row reductions through subgroup shuffles where the
 /// subgroup holds a row, else shared memory); 64 with integer dots off runs the float mat-vec
 /// of devices without them. The second and last run K-quant decode steps on matvec_dec.comp
-/// (GPUs' default shape, then 3 rows per group of 16 lanes; MoE experts too); of the two
+/// (GPUs' default shape, then 3 rows per group of 16 lanes; its MoE form is held to the CPU
+/// and to the generic kernels in end_to_end.rs, the suite's experts being Q8_0/Q4_0); of the two
 /// on GPU-style attention, the second merges attn_dec.comp's slices in place (`attn_merge`),
 /// the last in attn_combine.comp (the default). The last runs the generic decode mat-vec with 4 rows per group of 8 lanes (rows past a matrix's end
 /// inside a group).

@@ -159,12 +159,19 @@ fn a_greedy_step_is_one_submit_and_one_token_id() {
 
 /// Small synthetic Qwen3 and Qwen3-MoE models (256-wide rows of Q4_K/Q6_K, 2 layers; the MoE
 /// with fused gate-up experts and per-expert scales) decoded on the kernels a GPU gets — the
-/// K-quant decode mat-vec (`matvec_dec.comp`), for the MoE's experts too — against the CPU
-/// backend: the logits of every step agree within the mat-vecs' summation order.
+/// K-quant decode mat-vec (`matvec_dec.comp`), for the MoE's experts too (the profile names
+/// them) — against the CPU backend, and against the same device with that kernel off
+/// (`matvecq.comp`, `moe_matvecq.comp`): the logits of every step agree within the mat-vecs'
+/// summation order.
 #[test]
 fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
     let dir = std::env::temp_dir().join(format!("zinc-kquant-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
+    let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
+    let dist = |a: &[f32], b: &[f32]| {
+        let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+        ms(&d).sqrt()
+    };
     for moe in [false, true] {
         let mut spec = zinc_models::synth::preset("qwen3-0.6b").expect("preset");
         spec.n_vocab = 1024;
@@ -182,41 +189,62 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
             spec.fused_gate_up = true;
             spec.expert_scales = true;
         }
-        let path = dir.join(format!("{}-256.gguf", spec.arch));
+        let arch = spec.arch.clone();
+        let path = dir.join(format!("{arch}-256.gguf"));
         zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
         let file = Arc::new(GgufModel::open(&path).expect("open"));
-        let gpu = VulkanBackend::new(&VulkanOptions {
-            threads_per_row: Some(16),
-            // Attention in the CPU's arithmetic: what differs from the CPU is then the
-            // mat-vecs' summation order.
-            cpu_attention: Some(true),
-            decode_kquant: Some((32, 1, 128)),
-            ..Default::default()
-        })
-        .expect("a Vulkan device (CI installs lavapipe)");
+        let gpu = |lanes: u32| {
+            let b = VulkanBackend::new(&VulkanOptions {
+                threads_per_row: Some(16),
+                // Attention in the CPU's arithmetic: what differs from the CPU is then the
+                // mat-vecs' summation order.
+                cpu_attention: Some(true),
+                decode_kquant: Some((lanes, 1, 128)),
+                profile: true,
+                ..Default::default()
+            })
+            .expect("a Vulkan device (CI installs lavapipe)");
+            engine(b, &file)
+        };
         let cpu = engine(CpuBackend::new(), &file);
-        let gpu = engine(gpu, &file);
+        let (dec, generic) = (gpu(32), gpu(0));
         let prompt = [17u32, 300, 5, 911];
         let cont: Vec<u32> = (0..12).map(|i| (i * 97 + 13) % 1024).collect();
         let lc = forced(&cpu, &prompt, &cont);
-        let lg = forced(&gpu, &prompt, &cont);
-        assert_eq!(lc.len(), lg.len());
-        for (i, (c, g)) in lc.iter().zip(&lg).enumerate() {
-            let ms =
-                |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
+        let ld = forced(&dec, &prompt, &cont);
+        let lg = forced(&generic, &prompt, &cont);
+        assert_eq!(lc.len(), ld.len());
+        for (i, ((c, d), g)) in lc.iter().zip(&ld).zip(&lg).enumerate() {
             let scale = ms(c).sqrt();
-            let d: Vec<f32> = c.iter().zip(g).map(|(x, y)| x - y).collect();
-            let dist = ms(&d).sqrt();
+            let (cd, cg) = (dist(c, d), dist(c, g));
             eprintln!(
-                "{} step {i}: logits RMS {scale:.3}; CPU vs GPU {dist:.5}",
-                spec.arch
+                "{arch} step {i}: logits RMS {scale:.3}; CPU vs GPU {cd:.5}, vs GPU without matvec_dec {cg:.5}"
             );
             assert!(
-                dist < 0.05 * scale,
-                "{} step {i}: the GPU kernels are {dist} from the CPU",
-                spec.arch
+                cd < 0.05 * scale,
+                "{arch} step {i}: the GPU kernels are {cd} from the CPU"
+            );
+            assert!(
+                cg < 0.05 * scale,
+                "{arch} step {i}: the generic kernels are {cg} from the CPU"
             );
         }
+        let ran: Vec<String> = dec
+            .backend
+            .profile_report()
+            .expect("a profile")
+            .into_iter()
+            .map(|(name, _, _)| name)
+            .collect();
+        let want = if moe {
+            "moe_matvec_dec"
+        } else {
+            "matvec_dec_Q4_K"
+        };
+        assert!(
+            ran.iter().any(|n| n.starts_with(want)),
+            "{arch}: no {want} among the kernels that ran: {ran:?}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
