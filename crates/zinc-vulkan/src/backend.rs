@@ -54,6 +54,9 @@ pub struct VulkanOptions {
     /// Decode attention (`attn_dec.comp`): keys per slice at least, a multiple of 16 from 16 to
     /// 1,024, kernel tuning. `None`: 32.
     pub attn_slice_min: Option<u32>,
+    /// Decode attention: about this many key slices at long contexts (1–128), kernel tuning.
+    /// `None`: `ATTN_DEC_SLICES` (32).
+    pub attn_slices: Option<u32>,
     /// Decode attention's slices merged by the last workgroup of each KV head
     /// (`attn_dec.comp`'s merge, up to `MERGE_SPLITS` slices) instead of `attn_combine.comp`.
     /// `None`: off (H200, tok/s, in-kernel merge against attn_combine: Qwen3-8B 214.4, 214.0
@@ -315,6 +318,8 @@ pub struct VulkanBackend {
     attn_count: Buffer,
     /// See [`VulkanOptions::attn_slice_min`].
     attn_slice_min: usize,
+    /// See [`VulkanOptions::attn_slices`].
+    attn_slices: usize,
     /// See [`VulkanOptions::attn_merge`].
     attn_merge: bool,
     /// GPU timestamps are on (`VulkanOptions::profile`).
@@ -518,6 +523,9 @@ impl VulkanBackend {
             gelu_table,
             attn_count,
             attn_merge: opts.attn_merge.unwrap_or(false),
+            attn_slices: opts
+                .attn_slices
+                .map_or(ATTN_DEC_SLICES, |n| (n as usize).clamp(1, MAX_SPLITS)),
             attn_slice_min: opts
                 .attn_slice_min
                 .map_or(32, |n| (n as usize).clamp(16, 1024).next_multiple_of(16)),
@@ -1254,9 +1262,10 @@ impl VulkanBackend {
         };
         let sgs = self.ctx.info.subgroup_size.clamp(1, most) as usize;
         let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
-        // About ATTN_DEC_SLICES slices of 32 to 1,024 keys (a multiple of 16).
+        // About `attn_slices` slices (ATTN_DEC_SLICES by default) of `attn_slice_min` (32) to
+        // 1,024 keys, a multiple of 16.
         let split_len = keys
-            .div_ceil(ATTN_DEC_SLICES)
+            .div_ceil(self.attn_slices)
             .next_multiple_of(16)
             .clamp(self.attn_slice_min, 1024);
         // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of 128 words.

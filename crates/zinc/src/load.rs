@@ -59,6 +59,10 @@ pub struct ModelArgs {
     /// Vulkan decode attention: keys per slice at least (kernel tuning; default 32).
     #[arg(long, hide = true)]
     pub vk_attn_slice_min: Option<u32>,
+    /// Vulkan decode attention: about this many key slices at long contexts (kernel tuning;
+    /// default 32).
+    #[arg(long, hide = true)]
+    pub vk_attn_slices: Option<u32>,
     /// Vulkan decode attention: the last workgroup of a KV head merges its slices (kernel
     /// comparisons; default: a dispatch of its own merges them).
     #[arg(long, hide = true)]
@@ -150,6 +154,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_decode_matvec: None,
         vk_decode_kquant: None,
         vk_attn_slice_min: None,
+        vk_attn_slices: None,
         vk_attn_merge: None,
         vk_cpu_attention: None,
         vk_coopmat_tile: a.vk_coopmat_tile,
@@ -212,6 +217,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         decode_matvec: args.vk_decode_matvec,
         decode_kquant: args.vk_decode_kquant,
         attn_slice_min: args.vk_attn_slice_min,
+        attn_slices: args.vk_attn_slices,
         attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
