@@ -51,9 +51,6 @@ pub struct VulkanOptions {
     /// 32x1x128x1 209; 32x2x128x2 208; 32x1x128x2 204; 64x1x128x2 195; 128x1x128x1 190;
     /// 32x1x128x4 181; 32x1x128x8 168; matvecq.comp 204).
     pub decode_kquant: Option<(u32, u32, u32)>,
-    /// Decode attention (`attn_dec.comp`): keys per slice at least, a multiple of 16 from 16 to
-    /// 1,024, kernel tuning. `None`: 32.
-    pub attn_slice_min: Option<u32>,
     /// Decode attention: about this many key slices at long contexts (1–128), kernel tuning.
     /// `None`: `ATTN_DEC_SLICES` (32).
     pub attn_slices: Option<u32>,
@@ -179,6 +176,38 @@ struct QuantCache {
     used: bool,
     q: VkTensor,
     s: VkTensor,
+}
+
+/// The MoE part of matvec_dec.comp's push constants (read with `MOE` = 1 only; all zero for
+/// dense weights): each slot's expert id and the experts' output scales, an expert's stride in
+/// 16-byte units, picks per token, whether each slot has an input row of its own, whether the
+/// scales apply, and the first row of each expert's matrix.
+#[derive(Default)]
+pub(super) struct DecMoe {
+    pub(super) ids: u64,
+    pub(super) scale: u64,
+    pub(super) expert16: u32,
+    pub(super) k: u32,
+    pub(super) x_per_slot: bool,
+    pub(super) has_scale: bool,
+    pub(super) row0: u32,
+}
+
+/// matvec_dec.comp's push constants: the weight, the quantized input (`xq`, `xs`) and the
+/// output, `moe`'s addresses, `dims` = [ncols, nrows, row_bytes, ntok, accumulate], `moe`'s
+/// scalars.
+pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe) -> Push {
+    let p = addrs
+        .iter()
+        .chain(&[moe.ids, moe.scale])
+        .fold(Push::new(), |p, &a| p.addr(a));
+    dims.iter()
+        .fold(p, |p, &d| p.u32(d))
+        .u32(moe.expert16)
+        .u32(moe.k)
+        .u32(moe.x_per_slot as u32)
+        .u32(moe.has_scale as u32)
+        .u32(moe.row0)
 }
 
 /// The last activations rounded for the f32 and cooperative-matrix kernels (`dot_input`),
@@ -316,8 +345,6 @@ pub struct VulkanBackend {
     gelu_table: Buffer,
     /// attn_dec.comp's merge counters (`ATTN_COUNTERS` words, zero between dispatches).
     attn_count: Buffer,
-    /// See [`VulkanOptions::attn_slice_min`].
-    attn_slice_min: usize,
     /// See [`VulkanOptions::attn_slices`].
     attn_slices: usize,
     /// See [`VulkanOptions::attn_merge`].
@@ -378,7 +405,6 @@ fn device_layout(
     (row, out.into())
 }
 
-/// A 1-D grid of `n` workgroups folded into x ≤ 65535 and z (`wg_linear()` in the shaders).
 /// A grid of `x` columns (tokens, tiles) by `row_groups`, the row group y + z·65535 (kernels
 /// read it as `gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u`).
 fn grid(x: usize, row_groups: usize) -> [u32; 3] {
@@ -389,6 +415,7 @@ fn grid(x: usize, row_groups: usize) -> [u32; 3] {
     ]
 }
 
+/// A 1-D grid of `n` workgroups folded into x ≤ 65535 and z (`wg_linear()` in the shaders).
 fn fold(n: usize) -> [u32; 3] {
     const MAX: usize = 65535;
     if n <= MAX {
@@ -526,9 +553,6 @@ impl VulkanBackend {
             attn_slices: opts
                 .attn_slices
                 .map_or(ATTN_DEC_SLICES, |n| (n as usize).clamp(1, MAX_SPLITS)),
-            attn_slice_min: opts
-                .attn_slice_min
-                .map_or(32, |n| (n as usize).clamp(16, 1024).next_multiple_of(16)),
             profiling: opts.profile,
             rec: Arc::new(Mutex::new(rec)),
             pool: Arc::new(Pool {
@@ -1048,14 +1072,13 @@ impl VulkanBackend {
         // their own fresh outputs. An accumulator may be anything, so it waits.
         let concurrent = used && !accumulate;
         let seq = self.rec().ops;
-        let head = Push::new().addr(w.buf.address).addr(q).addr(s).addr(y);
-        let dims = |p: Push| {
-            p.u32(cols as u32)
-                .u32(rows as u32)
-                .u32(w.row_bytes as u32)
-                .u32(x.rows as u32)
-                .u32(accumulate as u32)
-        };
+        let dims = [
+            cols as u32,
+            rows as u32,
+            w.row_bytes as u32,
+            x.rows as u32,
+            accumulate as u32,
+        ];
         // Decode steps on K-quants: matvec_dec.comp (a block's pieces across neighbouring
         // lanes); other decode steps: a token per invocation, NR rows per group of lanes;
         // prompts: NT tokens share each weight read.
@@ -1074,13 +1097,15 @@ impl VulkanBackend {
             x.rows.div_ceil(nt as usize),
             rows.div_ceil((wg / tpr * nr) as usize),
         );
-        // matvecq.comp: [WG, TPR, NT, NR]; matvec_dec.comp: [WG, LPR, NR, MOE], its push
-        // constants with MoE's (unread here) after y and after the dimensions.
+        // matvecq.comp: [WG, TPR, NT, NR], its push constants the addresses then `dims`;
+        // matvec_dec.comp: [WG, LPR, NR, MOE] (`dec_push`).
+        let addrs = [w.buf.address, q, s, y];
         let (spec, push) = if kquant {
-            let p = dims(head.addr(0).addr(0));
-            ([wg, tpr, nr, 0], p.u32(0).u32(1).u32(0).u32(0).u32(0))
+            let push = dec_push(addrs, dims, &DecMoe::default());
+            ([wg, tpr, nr, 0], push)
         } else {
-            ([wg, tpr, nt, nr], dims(head))
+            let p = addrs.iter().fold(Push::new(), |p, &a| p.addr(a));
+            ([wg, tpr, nt, nr], dims.iter().fold(p, |p, &d| p.u32(d)))
         };
         let writes = (!accumulate).then_some(y);
         self.run_labeled(
@@ -1262,12 +1287,12 @@ impl VulkanBackend {
         };
         let sgs = self.ctx.info.subgroup_size.clamp(1, most) as usize;
         let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
-        // About `attn_slices` slices (ATTN_DEC_SLICES by default) of `attn_slice_min` (32) to
-        // 1,024 keys, a multiple of 16.
+        // About `attn_slices` slices (ATTN_DEC_SLICES by default) of 32 to 1,024 keys, a
+        // multiple of 16 (at least 16, 64 or 128 keys a slice measured no faster than 32).
         let split_len = keys
             .div_ceil(self.attn_slices)
             .next_multiple_of(16)
-            .clamp(self.attn_slice_min, 1024);
+            .clamp(32, 1024);
         // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of 128 words.
         let shared = 4 * (g * hd + g * 1024 + g * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * 128);
         if keys.div_ceil(split_len) > MAX_SPLITS

@@ -56,9 +56,6 @@ pub struct ModelArgs {
     /// generic one).
     #[arg(long, hide = true, value_parser = parse_triple)]
     pub vk_decode_kquant: Option<(u32, u32, u32)>,
-    /// Vulkan decode attention: keys per slice at least (kernel tuning; default 32).
-    #[arg(long, hide = true)]
-    pub vk_attn_slice_min: Option<u32>,
     /// Vulkan decode attention: about this many key slices at long contexts (kernel tuning;
     /// default 32).
     #[arg(long, hide = true)]
@@ -153,7 +150,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_prompt_threads_per_row: None,
         vk_decode_matvec: None,
         vk_decode_kquant: None,
-        vk_attn_slice_min: None,
         vk_attn_slices: None,
         vk_attn_merge: None,
         vk_cpu_attention: None,
@@ -216,7 +212,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         prompt_threads_per_row: args.vk_prompt_threads_per_row,
         decode_matvec: args.vk_decode_matvec,
         decode_kquant: args.vk_decode_kquant,
-        attn_slice_min: args.vk_attn_slice_min,
         attn_slices: args.vk_attn_slices,
         attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,

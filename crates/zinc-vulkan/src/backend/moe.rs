@@ -134,12 +134,6 @@ impl VulkanBackend {
         if self.int_dot {
             if let Some((q, s, used)) = self.quant_input(w.ty, x) {
                 let seq = self.rec().ops;
-                let head = Push::new()
-                    .addr(w.buf.address)
-                    .addr(q)
-                    .addr(s)
-                    .addr(out.addr());
-                let head = head.addr(ids).addr(scale.unwrap_or(0));
                 // Decode steps of K-quant experts: matvec_dec.comp's coalesced loads (its MOE
                 // form); else moe_matvecq.comp.
                 let tokens = if x_per_slot {
@@ -151,17 +145,24 @@ impl VulkanBackend {
                     let [lpr, nr, wg] = self.decode_kquant;
                     let wg = wg.max(lpr);
                     let g = grid(nslots, nrows.div_ceil((wg / lpr * nr) as usize));
-                    let push = head
-                        .u32(cols as u32)
-                        .u32(nrows as u32)
-                        .u32(w.row_bytes as u32)
-                        .u32(nslots as u32)
-                        .u32(0) // accumulate
-                        .u32((expert_bytes / 16) as u32)
-                        .u32(k as u32)
-                        .u32(x_per_slot as u32)
-                        .u32(scale.is_some() as u32)
-                        .u32(row_offset as u32);
+                    let moe = DecMoe {
+                        ids,
+                        scale: scale.unwrap_or(0),
+                        expert16: (expert_bytes / 16) as u32,
+                        k: k as u32,
+                        x_per_slot,
+                        has_scale: scale.is_some(),
+                        row0: row_offset as u32,
+                    };
+                    let addrs = [w.buf.address, q, s, out.addr()];
+                    let dims = [
+                        cols as u32,
+                        nrows as u32,
+                        w.row_bytes as u32,
+                        nslots as u32,
+                        0,
+                    ];
+                    let push = dec_push(addrs, dims, &moe);
                     let name = variant("matvec_dec", w.ty);
                     let label = self.shape_label("moe_matvec_dec", nrows, cols);
                     let spec = [wg, lpr, nr, 1];
@@ -172,7 +173,9 @@ impl VulkanBackend {
                     let g = grid(nslots, nrows.div_ceil((wg / tpr) as usize));
                     let spec = [wg, tpr, 0, 0];
                     let name = variant("moe_matvecq", w.ty);
-                    self.run_ordered(name, spec, g, shape(head), Some(out.addr()), used);
+                    let push = Push::new().addr(w.buf.address).addr(q).addr(s);
+                    let push = shape(push.addr(out.addr()).addr(ids).addr(scale.unwrap_or(0)));
+                    self.run_ordered(name, spec, g, push, Some(out.addr()), used);
                 }
                 if self.rec().ops == seq + 1 {
                     self.quant_still_valid();
