@@ -19,7 +19,7 @@ use zinc_backend::{
 };
 use zinc_gguf::{GgmlType, GgufModel};
 
-use crate::context::{Buffer, Context, Memory, Push};
+use crate::context::{Buffer, Context, Memory, Push, Spec};
 use crate::device::{self, Instance};
 use crate::VulkanError;
 
@@ -51,6 +51,11 @@ pub struct VulkanOptions {
     /// 32x1x128x1 209; 32x2x128x2 208; 32x1x128x2 204; 64x1x128x2 195; 128x1x128x1 190;
     /// 32x1x128x4 181; 32x1x128x8 168; matvecq.comp 204).
     pub decode_kquant: Option<(u32, u32, u32)>,
+    /// `decode_kquant` for Q6_K weights only. `None`: as `decode_kquant`.
+    pub decode_q6k: Option<(u32, u32, u32)>,
+    /// `matvec_dec.comp`'s 16-byte pieces of a block per lane (1, 2 or 4; its `PB`) for every
+    /// K-quant as given, kernel tuning. `None`: 2 for Q4_K, 1 for Q6_K.
+    pub decode_pieces: Option<u32>,
     /// Decode attention: about this many key slices at long contexts (1–128), kernel tuning.
     /// `None`: `ATTN_DEC_SLICES` (32).
     pub attn_slices: Option<u32>,
@@ -311,9 +316,10 @@ pub struct VulkanBackend {
     /// The integer-dot mat-vec's shape on decode steps: [threads per row, rows per group of
     /// them, workgroup size] (`matvecq.comp`'s TPR, NR, WG).
     decode_matvec: [u32; 3],
-    /// matvec_dec.comp's shape on decode steps of K-quant weights: [lanes per group of rows,
-    /// rows per group, workgroup size]; lanes below 8: matvecq.comp instead.
-    decode_kquant: [u32; 3],
+    /// matvec_dec.comp's shape on decode steps of [Q4_K, Q6_K] weights: [lanes per group of
+    /// rows, rows per group, workgroup size, pieces of a block per lane] (its LPR, NR, WG, PB);
+    /// lanes 0: matvecq.comp instead.
+    decode_kquant: [[u32; 4]; 2],
     /// Threads per row of the integer-dot kernel on prompts (H200, Qwen3-8B prompt 512:
     /// 32 → 189, 16 → 349, 8 → 582, 4 → 881, 2 → 1082 tok/s).
     p_threads_per_row: u32,
@@ -511,23 +517,39 @@ impl VulkanBackend {
                 decode_matvec = [t, r, w];
             }
         }
-        let mut decode_kquant = [32, 1, 128];
-        if on_cpu {
-            decode_kquant = [0; 3];
-        }
-        if let Some((l, r, w)) = opts.decode_kquant {
-            if l == 0 {
-                decode_kquant = [0; 3];
-            } else if l.is_power_of_two()
-                && l >= 8
-                && (1..=8).contains(&r)
-                && w.is_power_of_two()
-                && (l.max(64)..=1024).contains(&w)
-            {
-                decode_kquant = [l, r, w];
+        // [Q4_K, Q6_K]: 32 bytes of a Q4_K block's quants a lane, 16 of Q6_K's (H200,
+        // Qwen3-8B tg64: 211.5 / 213.6 tok/s with both at 16, 238.4 / 239.4 with both at 32,
+        // 194.0 at 64; the profile: Q4_K 12,288 × 4,096 25.4 → 20.5 µs, Q6_K 4,096 × 12,288
+        // 22.6 → 24.0 µs at 32).
+        let mut decode_kquant = [[32, 1, 128, 2], [32, 1, 128, 1]];
+        for (f, shape) in decode_kquant.iter_mut().enumerate() {
+            let given = if f == 1 {
+                opts.decode_q6k.or(opts.decode_kquant)
+            } else {
+                opts.decode_kquant
+            };
+            let pieces = match opts.decode_pieces {
+                Some(p @ (1 | 2 | 4)) => p,
+                _ => shape[3],
+            };
+            shape[3] = pieces;
+            if on_cpu || !int_dot {
+                *shape = [0; 4];
+            }
+            if let Some((l, r, w)) = given {
+                if l == 0 {
+                    *shape = [0; 4];
+                } else if l.is_power_of_two()
+                    && l >= 8 / pieces
+                    && (1..=8).contains(&r)
+                    && w.is_power_of_two()
+                    && (l.max(64)..=1024).contains(&w)
+                    && int_dot
+                {
+                    *shape = [l, r, w, pieces];
+                }
             }
         }
-        let decode_kquant = if int_dot { decode_kquant } else { [0; 3] };
         let b = VulkanBackend {
             threads_per_row,
             q_threads_per_row,
@@ -641,7 +663,7 @@ impl VulkanBackend {
 
     /// Records `shader` with both specialization constants over `groups`.
     fn run_spec(&self, shader: &'static str, spec: [u32; 3], groups: [u32; 3], push: Push) {
-        let spec = [spec[0], spec[1], spec[2], 0];
+        let spec = [spec[0], spec[1], spec[2], 0, 0];
         self.run_ordered(shader, spec, groups, push, None, false);
     }
 
@@ -650,7 +672,7 @@ impl VulkanBackend {
     fn run_ordered(
         &self,
         shader: &'static str,
-        spec: [u32; 4],
+        spec: Spec,
         groups: [u32; 3],
         push: Push,
         writes: Option<u64>,
@@ -665,7 +687,7 @@ impl VulkanBackend {
         &self,
         shader: &'static str,
         label: &'static str,
-        spec: [u32; 4],
+        spec: Spec,
         groups: [u32; 3],
         push: Push,
         writes: Option<u64>,
@@ -979,7 +1001,7 @@ impl VulkanBackend {
             if !cols.is_multiple_of(bk as usize) {
                 bk = 32;
             }
-            let spec = [wg, sgm, bk, 1]; // XH: the activations arrive as f16
+            let spec = [wg, sgm, bk, 1, 0]; // XH: the activations arrive as f16
             self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
             return out;
         }
@@ -998,7 +1020,7 @@ impl VulkanBackend {
                 && w.row_bytes.is_multiple_of(16)
                 && w.buf.address.is_multiple_of(16)
                 && xa.is_multiple_of(16);
-            let spec = [64, tpr, 1, v4 as u32];
+            let spec = [64, tpr, 1, v4 as u32, 0];
             self.run_ordered(variant("matvec", w.ty), spec, g, push, None, false);
         } else {
             let mut g = fold(rows.div_ceil(64));
@@ -1057,7 +1079,16 @@ impl VulkanBackend {
             && matches!(w.ty, GgmlType::Q4_K | GgmlType::Q6_K)
             && w.cols().is_multiple_of(256)
             && w.row_bytes.is_multiple_of(16)
-            && self.decode_kquant[0] >= 8
+            && self.dec_shape(w.ty)[0] > 0
+    }
+
+    /// matvec_dec.comp's [LPR, NR, WG, PB] for weights of type `ty` (zeros: not used).
+    pub(super) fn dec_shape(&self, ty: GgmlType) -> [u32; 4] {
+        match ty {
+            GgmlType::Q4_K => self.decode_kquant[0],
+            GgmlType::Q6_K => self.decode_kquant[1],
+            _ => [0; 4],
+        }
     }
 
     /// `y = W · x` (or `y += W · x` with `accumulate`) on the integer-dot kernel; false (nothing
@@ -1084,7 +1115,7 @@ impl VulkanBackend {
         // prompts: NT tokens share each weight read.
         let kquant = self.dec_kernel(w, x);
         let (shader, nt, tpr, nr, wg): (&'static str, u32, u32, u32, u32) = if kquant {
-            let [lpr, nr, wg] = self.decode_kquant;
+            let [lpr, nr, wg, _] = self.dec_shape(w.ty);
             (variant("matvec_dec", w.ty), 1, lpr, nr, wg)
         } else if x.rows <= 4 {
             let [tpr, nr, wg] = self.decode_matvec;
@@ -1098,14 +1129,14 @@ impl VulkanBackend {
             rows.div_ceil((wg / tpr * nr) as usize),
         );
         // matvecq.comp: [WG, TPR, NT, NR], its push constants the addresses then `dims`;
-        // matvec_dec.comp: [WG, LPR, NR, MOE] (`dec_push`).
+        // matvec_dec.comp: [WG, LPR, NR, MOE, PB] (`dec_push`).
         let addrs = [w.buf.address, q, s, y];
         let (spec, push) = if kquant {
             let push = dec_push(addrs, dims, &DecMoe::default());
-            ([wg, tpr, nr, 0], push)
+            ([wg, tpr, nr, 0, self.dec_shape(w.ty)[3]], push)
         } else {
             let p = addrs.iter().fold(Push::new(), |p, &a| p.addr(a));
-            ([wg, tpr, nt, nr], dims.iter().fold(p, |p, &d| p.u32(d)))
+            ([wg, tpr, nt, nr, 0], dims.iter().fold(p, |p, &d| p.u32(d)))
         };
         let writes = (!accumulate).then_some(y);
         self.run_labeled(
@@ -1778,7 +1809,7 @@ impl Backend for VulkanBackend {
                     .u32(merge as u32)
                     .u32(mode);
                 let g = [p.n_head_kv as u32, 1, nsplit as u32];
-                let spec = [spec[0], spec[1], spec[2], merge as u32];
+                let spec = [spec[0], spec[1], spec[2], merge as u32, 0];
                 self.run_ordered("attn_dec", spec, g, pc, None, false);
                 if !merge {
                     self.attn_combine(&part, &out, p, nsplit);

@@ -14,6 +14,10 @@ use ash::vk;
 use crate::device::{DeviceInfo, Instance};
 use crate::VulkanError;
 
+/// A pipeline's specialization constants 0..4 (0: the workgroup size; the others shape
+/// parameters some shaders declare and the rest ignore).
+pub type Spec = [u32; 5];
+
 include!(concat!(env!("OUT_DIR"), "/shaders.rs"));
 
 /// Bytes of push constants every pipeline layout declares (the guaranteed minimum).
@@ -26,7 +30,7 @@ pub struct Context {
     pub queue_family: u32,
     mem_props: vk::PhysicalDeviceMemoryProperties,
     pipeline_layout: vk::PipelineLayout,
-    pipelines: Mutex<HashMap<(&'static str, [u32; 4]), vk::Pipeline>>,
+    pipelines: Mutex<HashMap<(&'static str, Spec), vk::Pipeline>>,
     /// Bytes of the buffers alive on this device (all memory kinds).
     allocated: std::sync::atomic::AtomicU64,
     // Dropped last: the device must go before the instance.
@@ -256,13 +260,9 @@ impl Context {
         }
     }
 
-    /// The pipeline of shader `name` with specialization constants 0 (the workgroup size), 1, 2
-    /// and 3 (shape parameters some shaders declare; ignored by the others), created on first use.
-    pub fn pipeline(
-        &self,
-        name: &'static str,
-        spec: [u32; 4],
-    ) -> Result<vk::Pipeline, VulkanError> {
+    /// The pipeline of shader `name` with specialization constants 0 (the workgroup size) to 4
+    /// (shape parameters some shaders declare; ignored by the others), created on first use.
+    pub fn pipeline(&self, name: &'static str, spec: Spec) -> Result<vk::Pipeline, VulkanError> {
         let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(&p) = cache.get(&(name, spec)) {
             return Ok(p);
@@ -280,24 +280,14 @@ impl Context {
         unsafe {
             let module =
                 d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)?;
-            let entries = [
-                vk::SpecializationMapEntry::default()
-                    .constant_id(0)
-                    .offset(0)
-                    .size(4),
-                vk::SpecializationMapEntry::default()
-                    .constant_id(1)
-                    .offset(4)
-                    .size(4),
-                vk::SpecializationMapEntry::default()
-                    .constant_id(2)
-                    .offset(8)
-                    .size(4),
-                vk::SpecializationMapEntry::default()
-                    .constant_id(3)
-                    .offset(12)
-                    .size(4),
-            ];
+            let entries: Vec<vk::SpecializationMapEntry> = (0..spec.len() as u32)
+                .map(|id| {
+                    vk::SpecializationMapEntry::default()
+                        .constant_id(id)
+                        .offset(4 * id)
+                        .size(4)
+                })
+                .collect();
             let data: Vec<u8> = spec.iter().flat_map(|v| v.to_le_bytes()).collect();
             let spec_info = vk::SpecializationInfo::default()
                 .map_entries(&entries)

@@ -15,19 +15,26 @@ use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
 /// inside a group).
 #[test]
 fn vulkan_backend_conforms_without_validation_errors() {
-    for (tpr, int_dot, cpu_attention, decode, kquant) in [
-        (1, true, true, None, None),
-        (16, true, false, None, Some((32, 2, 128))),
-        (64, false, true, None, None),
-        (8, true, false, Some((8, 4, 64)), Some((16, 3, 64))),
+    for (tpr, int_dot, cpu_attention, decode, kquant, pieces) in [
+        (1, true, true, None, None, None),
+        (16, true, false, None, Some((32, 2, 128)), Some(4)),
+        (64, false, true, None, None, None),
+        (8, true, false, Some((8, 4, 64)), Some((16, 3, 64)), Some(2)),
     ] {
-        conforms(tpr, int_dot, cpu_attention, decode, kquant);
+        conforms(tpr, int_dot, cpu_attention, decode, kquant, pieces);
     }
 }
 
 type Shape = Option<(u32, u32, u32)>;
 
-fn conforms(tpr: u32, int_dot: bool, cpu_attention: bool, decode: Shape, kquant: Shape) {
+fn conforms(
+    tpr: u32,
+    int_dot: bool,
+    cpu_attention: bool,
+    decode: Shape,
+    kquant: Shape,
+    pieces: Option<u32>,
+) {
     let b = VulkanBackend::new(&VulkanOptions {
         device: None,
         validation: true,
@@ -37,12 +44,13 @@ fn conforms(tpr: u32, int_dot: bool, cpu_attention: bool, decode: Shape, kquant:
         cpu_attention: Some(cpu_attention),
         decode_matvec: decode,
         decode_kquant: kquant,
+        decode_pieces: pieces,
         attn_merge: Some(tpr == 16),
         ..Default::default()
     })
     .expect("a Vulkan device with the validation layer (CI installs lavapipe and vulkan-validationlayers)");
     eprintln!(
-        "device: {} ({}), {tpr} threads per row, integer dots {int_dot} (device: {}), CPU-style attention {cpu_attention}, decode mat-vec {decode:?}, K-quants {kquant:?}",
+        "device: {} ({}), {tpr} threads per row, integer dots {int_dot} (device: {}), CPU-style attention {cpu_attention}, decode mat-vec {decode:?}, K-quants {kquant:?} × {pieces:?} pieces",
         b.device().name,
         b.device().driver_info,
         b.device().integer_dot_product

@@ -56,6 +56,13 @@ pub struct ModelArgs {
     /// generic one).
     #[arg(long, hide = true, value_parser = parse_triple)]
     pub vk_decode_kquant: Option<(u32, u32, u32)>,
+    /// Vulkan decode mat-vec of Q6_K weights only, `LPRxNRxWG` (kernel tuning).
+    #[arg(long, hide = true, value_parser = parse_triple)]
+    pub vk_decode_q6k: Option<(u32, u32, u32)>,
+    /// Vulkan decode mat-vec of Q4_K/Q6_K weights: 16-byte pieces of a block per lane, 1, 2
+    /// or 4 (kernel tuning; default 2 for Q4_K, 1 for Q6_K).
+    #[arg(long, hide = true)]
+    pub vk_decode_pieces: Option<u32>,
     /// Vulkan decode attention: about this many key slices at long contexts (kernel tuning;
     /// default 32).
     #[arg(long, hide = true)]
@@ -150,6 +157,8 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_prompt_threads_per_row: None,
         vk_decode_matvec: None,
         vk_decode_kquant: None,
+        vk_decode_pieces: None,
+        vk_decode_q6k: None,
         vk_attn_slices: None,
         vk_attn_merge: None,
         vk_cpu_attention: None,
@@ -212,6 +221,8 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         prompt_threads_per_row: args.vk_prompt_threads_per_row,
         decode_matvec: args.vk_decode_matvec,
         decode_kquant: args.vk_decode_kquant,
+        decode_pieces: args.vk_decode_pieces,
+        decode_q6k: args.vk_decode_q6k,
         attn_slices: args.vk_attn_slices,
         attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,
