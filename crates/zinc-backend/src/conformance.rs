@@ -758,6 +758,13 @@ pub fn run<B: Backend>(
                     &positions[first..],
                     &p,
                 );
+                // The output itself, merged with its quantization (several heads a workgroup).
+                out.push(judge(
+                    format!("{case} quantized for {ty}"),
+                    &b.read(&a),
+                    &r,
+                    |_| tol.attention * vmax,
+                ));
                 let direct = b.read(&b.matmul(&wo, &a));
                 let again: Vec<f64> = b
                     .read(&b.matmul(&wo, &b.tensor_from(&b.read(&a), 1, 1024)))

@@ -17,6 +17,8 @@
 //   hpb·head_dim a multiple of the block: 32 for mode 1, 256 for mode 2); uint mode (0: no
 //   quantization).
 // Workgroup: 64 invocations, fixed; each takes 4 consecutive outputs of a 256-output span.
+// Each slice's weight e^(m_s − M) is computed once into shared memory (nsplit ≤ 128), the m and
+// l of every slice loaded at once: the same numbers, in the same order, as computing it per value.
 // Dispatch: (n_head / hpb, nrows, 1) workgroups.
 
 #include "common.glsl"
@@ -39,7 +41,10 @@ layout(push_constant, std430) uniform PC {
 
 #include "quant8.glsl"
 
+const uint MAXS = 128u; // the most slices (the host's MAX_SPLITS)
 shared float mls[16]; // per head of the group: the largest m, 1 / L
+shared float ws[8u * MAXS]; // per head and slice: m_s, then e^(m_s − M)
+shared float ls[8u * MAXS]; // per head and slice: l_s
 
 void main() {
     uint h0 = gl_WorkGroupID.x * pc.hpb;
@@ -47,17 +52,34 @@ void main() {
     uint tid = gl_LocalInvocationID.x;
     uint hd = pc.head_dim;
     uint stride = hd + 2u;
+    uint ns = pc.nsplit;
+    // Every slice's m and l at once (independent loads), then each head's M, then each
+    // slice's weight once, then L summed in slice order.
+    for (uint i = tid; i < pc.hpb * ns; i += WG) {
+        uint hh = i / ns, s = i % ns;
+        uint at = ((t * pc.n_head + h0 + hh) * ns + s) * stride;
+        ws[hh * MAXS + s] = pc.part.v[at];
+        ls[hh * MAXS + s] = pc.part.v[at + 1u];
+    }
+    barrier();
     if (tid < pc.hpb) {
-        uint base = (t * pc.n_head + h0 + tid) * pc.nsplit * stride;
         float mx = -3.0e38;
-        for (uint s = 0u; s < pc.nsplit; s++) {
-            mx = max(mx, pc.part.v[base + s * stride]);
-        }
-        float lsum = 0.0;
-        for (uint s = 0u; s < pc.nsplit; s++) {
-            lsum += pc.part.v[base + s * stride + 1u] * exp(pc.part.v[base + s * stride] - mx);
+        for (uint s = 0u; s < ns; s++) {
+            mx = max(mx, ws[tid * MAXS + s]);
         }
         mls[2u * tid] = mx;
+    }
+    barrier();
+    for (uint i = tid; i < pc.hpb * ns; i += WG) {
+        uint hh = i / ns, s = i % ns;
+        ws[hh * MAXS + s] = exp(ws[hh * MAXS + s] - mls[2u * hh]);
+    }
+    barrier();
+    if (tid < pc.hpb) {
+        float lsum = 0.0;
+        for (uint s = 0u; s < ns; s++) {
+            lsum += ls[tid * MAXS + s] * ws[tid * MAXS + s];
+        }
         mls[2u * tid + 1u] = (lsum > 0.0) ? 1.0 / lsum : 0.0;
     }
     barrier();
@@ -68,16 +90,20 @@ void main() {
         bool live = e < span; // span is a multiple of 32: a word is wholly in or out
         vec4 v = vec4(0.0);
         if (live) {
+            vec4 a = vec4(0.0);
+            uint base[4];
             for (uint k = 0u; k < 4u; k++) {
                 uint hh = (e + k) / hd;
-                uint d = (e + k) % hd;
-                uint base = (t * pc.n_head + h0 + hh) * pc.nsplit * stride;
-                float mx = mls[2u * hh];
-                float a = 0.0;
-                for (uint s = 0u; s < pc.nsplit; s++) {
-                    a += pc.part.v[base + s * stride + 2u + d] * exp(pc.part.v[base + s * stride] - mx);
+                base[k] = (t * pc.n_head + h0 + hh) * ns * stride + 2u + (e + k) % hd;
+            }
+            // The four outputs' loads of a slice together, each summed in slice order.
+            for (uint s = 0u; s < ns; s++) {
+                for (uint k = 0u; k < 4u; k++) {
+                    a[k] += pc.part.v[base[k] + s * stride] * ws[((e + k) / hd) * MAXS + s];
                 }
-                v[k] = a * mls[2u * hh + 1u];
+            }
+            for (uint k = 0u; k < 4u; k++) {
+                v[k] = a[k] * mls[2u * ((e + k) / hd) + 1u];
                 pc.o.v[ooff + e + k] = v[k];
             }
         }

@@ -9,7 +9,8 @@
 // Specialization constants: 0 = HD, the head dimension; 1 = G, query heads per KV head
 //   (n_head / n_head_kv, ≤ 8); 2 = LPK, invocations per key in the score pass (a power of two
 //   ≤ the subgroup size, with HD / LPK a multiple of 8).
-// Workgroup: 128 invocations. Dispatch: (n_head_kv, nrows, nsplit) workgroups: x = KV head g
+// Workgroup: WG invocations (specialization constant 4: 128, 256 or 512; more have more of a
+//   slice's keys in flight at once, but measured slower on the H200, see backend.rs). Dispatch: (n_head_kv, nrows, nsplit) workgroups: x = KV head g
 //   (query heads g·G .. g·G + G − 1), y = row t, z = slice s of split_len keys (≤ 1024:
 //   shared memory holds the slice's G × split_len scores).
 // Scores: LPK invocations share a key, each dotting HD / LPK dimensions with every query head,
@@ -30,7 +31,8 @@ layout(constant_id = 2) const uint LPK = 16;
 // 3 = MERGE: 1 where this dispatch merges (push `merge`): only then do partials go through
 // coherent stores, which cost long contexts' many slices on NVIDIA.
 layout(constant_id = 3) const uint MERGE = 0;
-layout(local_size_x = 128) in;
+layout(constant_id = 4) const uint WG = 128;
+layout(local_size_x_id = 4) in;
 
 // Partials go through coherent references: the workgroup that merges them reads what others
 // wrote in the same dispatch.
@@ -58,13 +60,12 @@ layout(push_constant, std430) uniform PC {
     uint mode;    // merge: 0 f32 only, else the activation mode of o's quantization
 } pc;
 
-const uint WG = 128u;
 #include "quant8.glsl"
 
 const float NEG_BIG = -3.0e38; // the empty-slice sentinel; keeps exp() arguments finite
 const uint SL_MAX = 1024u;
 const uint DPL = HD / LPK; // dimensions per invocation in the score pass
-const uint KPP = 128u / LPK; // keys per pass
+const uint KPP = WG / LPK; // keys per pass
 const uint U = 4u; // keys an invocation loads at once (H200: 4 ahead of 2 and 8)
 
 shared float qs[G * HD];
@@ -85,7 +86,7 @@ void main() {
     uint h0 = g * G;
     uint qbase = (t * pc.n_head + h0) * HD; // the G heads are consecutive
 
-    for (uint i = tid; i < G * HD; i += 128u) {
+    for (uint i = tid; i < G * HD; i += WG) {
         qs[i] = pc.q.v[qbase + i];
     }
     uint p = pc.pos.v[t];
@@ -149,7 +150,7 @@ void main() {
     // Softmax of the slice, a subgroup per head.
     uint n = end > begin ? end - begin : 0u;
     uint sg = tid / gl_SubgroupSize;
-    uint nsg = 128u / gl_SubgroupSize;
+    uint nsg = WG / gl_SubgroupSize;
     uint lane = gl_SubgroupInvocationID;
     for (uint gi = sg; gi < G; gi += nsg) {
         float m = NEG_BIG;
@@ -233,7 +234,7 @@ void main() {
             }
             barrier();
         }
-        for (uint r = tid; r < G * LPK * 8u; r += 128u) {
+        for (uint r = tid; r < G * LPK * 8u; r += WG) {
             uint gi = r / (LPK * 8u);
             uint pl = (r / 8u) % LPK;
             uint d = pl * DPL + 8u * c + r % 8u;

@@ -57,8 +57,14 @@ pub struct VulkanOptions {
     /// K-quant as given, kernel tuning. `None`: 2 for Q4_K, 1 for Q6_K.
     pub decode_pieces: Option<u32>,
     /// Decode attention: about this many key slices at long contexts (1–128), kernel tuning.
-    /// `None`: `ATTN_DEC_SLICES` (32).
+    /// `None`: `ATTN_DEC_SLICES` (32; H200, Qwen3-8B tg64 at 4,096 tokens: 16 172.1, 32 171.5,
+    /// 64 163.2, 128 153.0 tok/s; with 512 invocations a slice 16 181.9 against 167.7).
     pub attn_slices: Option<u32>,
+    /// Decode attention's workgroup size (128, 256 or 512), kernel tuning. `None`: 128 (H200,
+    /// Qwen3-8B tg64 at 4,096 tokens: 190.4 / 189.9 tok/s against 180.0 for 256 and 167.7 for
+    /// 512, `attn_dec` 36.6 → 51.6 µs a call at 512; from an empty context 241.2 / 244.6
+    /// against 236.3 and 231.8).
+    pub attn_wg: Option<u32>,
     /// Decode attention's slices merged by the last workgroup of each KV head
     /// (`attn_dec.comp`'s merge, up to `MERGE_SPLITS` slices) instead of `attn_combine.comp`.
     /// `None`: off (H200, tok/s, in-kernel merge against attn_combine: Qwen3-8B 214.4, 214.0
@@ -353,6 +359,8 @@ pub struct VulkanBackend {
     attn_count: Buffer,
     /// See [`VulkanOptions::attn_slices`].
     attn_slices: usize,
+    /// See [`VulkanOptions::attn_wg`].
+    attn_wg: u32,
     /// See [`VulkanOptions::attn_merge`].
     attn_merge: bool,
     /// GPU timestamps are on (`VulkanOptions::profile`).
@@ -529,8 +537,13 @@ impl VulkanBackend {
                 opts.decode_kquant
             };
             let pieces = match opts.decode_pieces {
+                None => shape[3],
                 Some(p @ (1 | 2 | 4)) => p,
-                _ => shape[3],
+                Some(p) => {
+                    return Err(VulkanError::BadOption(format!(
+                        "decode pieces {p} (1, 2 or 4)"
+                    )))
+                }
             };
             shape[3] = pieces;
             if on_cpu || !int_dot {
@@ -544,12 +557,28 @@ impl VulkanBackend {
                     && (1..=8).contains(&r)
                     && w.is_power_of_two()
                     && (l.max(64)..=1024).contains(&w)
-                    && int_dot
                 {
-                    *shape = [l, r, w, pieces];
+                    if int_dot {
+                        *shape = [l, r, w, pieces];
+                    }
+                } else {
+                    return Err(VulkanError::BadOption(format!(
+                        "K-quant decode shape {l}x{r}x{w} with {pieces} pieces (lanes a power \
+                         of two ≥ 8 / pieces, 1–8 rows, a power-of-two workgroup of at least \
+                         64 and the lanes, at most 1,024)"
+                    )));
                 }
             }
         }
+        let attn_wg = match opts.attn_wg {
+            None => 128,
+            Some(w @ (128 | 256 | 512)) => w,
+            Some(w) => {
+                return Err(VulkanError::BadOption(format!(
+                    "decode attention workgroup {w} (128, 256 or 512)"
+                )))
+            }
+        };
         let b = VulkanBackend {
             threads_per_row,
             q_threads_per_row,
@@ -572,6 +601,7 @@ impl VulkanBackend {
             gelu_table,
             attn_count,
             attn_merge: opts.attn_merge.unwrap_or(false),
+            attn_wg,
             attn_slices: opts
                 .attn_slices
                 .map_or(ATTN_DEC_SLICES, |n| (n as usize).clamp(1, MAX_SPLITS)),
@@ -1324,8 +1354,9 @@ impl VulkanBackend {
             .div_ceil(self.attn_slices)
             .next_multiple_of(16)
             .clamp(32, 1024);
-        // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of 128 words.
-        let shared = 4 * (g * hd + g * 1024 + g * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * 128);
+        // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of WG words.
+        let wg = self.attn_wg as usize;
+        let shared = 4 * (g * hd + g * 1024 + g * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * wg);
         if keys.div_ceil(split_len) > MAX_SPLITS
             || shared > self.ctx.info.max_shared_memory as usize
         {
@@ -1809,7 +1840,7 @@ impl Backend for VulkanBackend {
                     .u32(merge as u32)
                     .u32(mode);
                 let g = [p.n_head_kv as u32, 1, nsplit as u32];
-                let spec = [spec[0], spec[1], spec[2], merge as u32, 0];
+                let spec = [spec[0], spec[1], spec[2], merge as u32, self.attn_wg];
                 self.run_ordered("attn_dec", spec, g, pc, None, false);
                 if !merge {
                     self.attn_combine(&part, &out, p, nsplit);

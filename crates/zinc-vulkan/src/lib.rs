@@ -46,6 +46,8 @@ pub enum VulkanError {
     NoShader(&'static str),
     #[error("bad shader: {0}")]
     Shader(String),
+    #[error("invalid Vulkan tuning option: {0}")]
+    BadOption(String),
     #[error("Vulkan call failed: {0}")]
     Vk(#[from] vk::Result),
 }

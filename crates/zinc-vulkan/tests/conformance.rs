@@ -45,6 +45,9 @@ fn conforms(
         decode_matvec: decode,
         decode_kquant: kquant,
         decode_pieces: pieces,
+        // The GPU-style attention runs: 512 invocations a slice with the in-place merge, 256
+        // with attn_combine.comp.
+        attn_wg: Some(if tpr == 16 { 512 } else { 256 }),
         attn_merge: Some(tpr == 16),
         ..Default::default()
     })

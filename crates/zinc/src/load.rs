@@ -67,6 +67,9 @@ pub struct ModelArgs {
     /// default 32).
     #[arg(long, hide = true)]
     pub vk_attn_slices: Option<u32>,
+    /// Vulkan decode attention's workgroup size: 128, 256 or 512 (kernel tuning; default 128).
+    #[arg(long, hide = true)]
+    pub vk_attn_wg: Option<u32>,
     /// Vulkan decode attention: the last workgroup of a KV head merges its slices (kernel
     /// comparisons; default: a dispatch of its own merges them).
     #[arg(long, hide = true)]
@@ -160,6 +163,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_decode_pieces: None,
         vk_decode_q6k: None,
         vk_attn_slices: None,
+        vk_attn_wg: None,
         vk_attn_merge: None,
         vk_cpu_attention: None,
         vk_coopmat_tile: a.vk_coopmat_tile,
@@ -224,6 +228,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         decode_pieces: args.vk_decode_pieces,
         decode_q6k: args.vk_decode_q6k,
         attn_slices: args.vk_attn_slices,
+        attn_wg: args.vk_attn_wg,
         attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
