@@ -5,7 +5,7 @@ the decode share of the memory-bandwidth roofline, and a bar chart (SVG).
     scripts/bench_vs_llama.py --zinc target/release/zinc -m model.gguf \
         --llama-bench path/to/llama-bench        # or --llama-server path/to/llama-server
         [-p 512] [-n 128] [-r 3] [-d 0] [--bandwidth-gbs 4800] [--out DIR]
-        [--anchor 'llama.cpp CUDA 0c1e570:pp=8921,tg=248'] [--llama-arg=--flag ...]
+        [--anchor 'llama.cpp CUDA 0c1e570:pp=8921,tg=248'] [--llama-arg=--flag ...] [--zinc-arg=--flag ...]
 
 ZINC runs `zinc bench -o json` (warm-ups for a second, then the mean of -r runs). llama.cpp runs either
 llama-bench (`-o json`, its own warm-up) or, where only the server is at hand, llama-server with
@@ -34,7 +34,8 @@ def run_zinc(a):
     out = {}
     size = 0
     for t in tests:
-        cmd = [a.zinc, "bench", "-m", a.model, "--backend", a.backend, "-r", str(a.reps), "-o", "json", *t]
+        cmd = [a.zinc, "bench", "-m", a.model, "--backend", a.backend, "-r", str(a.reps), "-o", "json", *t,
+               *a.zinc_arg]
         print("+", " ".join(cmd), file=sys.stderr, flush=True)
         rep = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
         size = rep["model_size"]
@@ -141,6 +142,7 @@ def main():
     p.add_argument("--llama-bench")
     p.add_argument("--llama-server")
     p.add_argument("--llama-arg", action="append", default=[], help="an extra llama.cpp argument")
+    p.add_argument("--zinc-arg", action="append", default=[], help="an extra `zinc bench` argument")
     p.add_argument("-p", "--n-prompt", type=int, default=512)
     p.add_argument("-n", "--n-gen", type=int, default=128)
     p.add_argument("-r", "--reps", type=int, default=3)

@@ -24,7 +24,8 @@
 //     quarter (p%4)/2 + 2, the two qh bits of quarter q at 2q.
 //
 // Buffers and push constants: as matvecq.comp (w, xq, xs, y, ncols, nrows, row_bytes, ntok,
-//   accumulate; ncols a multiple of 256) with, after y, moe_matvecq.comp's ids and scale, and
+//   accumulate; ncols a multiple of 256) with, after y, moe_matvecq.comp's ids and scale and the
+//   slots' routing weights wts (MOE 2), and
 //   after accumulate its expert stride (in 16-byte units here), k, x_per_slot, has_scale and
 //   row0, read with MOE only.
 // Specialization constants: 0 = WG, the workgroup size (default 128, a multiple of 64); 1 =
@@ -33,7 +34,11 @@
 //   of the NR rows in flight together against one read of the activations; 3 = MOE, 1: the
 //   workgroup column is an MoE slot s (ntok = the slots) and the rows are rows row0 + r of
 //   expert ids[s] times input x_per_slot ? s : s / k, scaled by scale[e] where has_scale:
-//   moe_matvecq.comp's contract (accumulate 0), for decode steps; 4 = PB, pieces of a block
+//   moe_matvecq.comp's contract (accumulate 0), for decode steps; 2: the workgroup column is a
+//   token t (ntok = the tokens) and each row is Σ over its k slots s = t·k + j of wts[s] ·
+//   (scale[ids[s]] where has_scale) · (row of expert ids[s]) · (input x_per_slot ? s : t), the
+//   slots one after another and their weighted partials summed before the lanes' reduction —
+//   moe_combine.comp fused into the down-projection (accumulate as for dense rows); 4 = PB, pieces of a block
 //   per lane (1, 2 or 4, default 1): LPB = 8 / PB lanes share a block, lane j of them taking
 //   pieces j, j + LPB, … (each piece's loads still coalesce across the LPB lanes), so a lane
 //   has PB · 16 bytes of each row's quants in flight a pass; LPR ≥ LPB.
@@ -58,6 +63,7 @@ layout(push_constant, std430) uniform PC {
     Floats y;
     Words ids;     // MOE
     Floats scale;  // MOE, where has_scale
+    Floats wts;    // MOE 2: each slot's routing weight
     uint ncols;
     uint nrows;
     uint row_bytes;
@@ -107,108 +113,128 @@ void main() {
     uint lane = tid % LPR;
     uint slot = (gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u) * (WG / LPR) + tid / LPR;
     uint r0 = slot * NR;
-    uint t = gl_WorkGroupID.x; // a token, or with MOE a slot
+    uint t = gl_WorkGroupID.x; // a token, or with MOE 1 a slot
     bool live = r0 < pc.nrows && t < pc.ntok;
-    // With MOE: the slot's expert (its rows from quad `wbase`) and input row.
-    uint e = 0u, wbase = 0u, xrow = t, first = 0u;
-    if (MOE == 1u && live) {
-        e = pc.ids.v[t];
-        wbase = e * pc.expert16;
-        xrow = pc.x_per_slot != 0u ? t : t / pc.k;
-        first = pc.row0;
-    }
-    uint rowb[8];
     float acc[8];
     [[unroll]] for (uint k = 0u; k < NR; k++) {
-        // Past the end: results dropped.
-        rowb[k] = (first + min(r0 + k, pc.nrows - 1u)) * pc.row_bytes;
         acc[k] = 0.0;
     }
-    Quads wq = Quads(pc.w);
-    Quads aq = Quads(pc.xq);
-    Vec4s sq = Vec4s(pc.xs);
-    uint nblocks = pc.ncols / 256u;
-    uint xw0 = xrow * (pc.ncols / 16u); // the input row's activations, in 16-byte units
-    uint xc0 = xrow * (pc.ncols / 32u); // its chunk floats, in vec4s
-    if (live) {
-        // A pass: LPR / LPB blocks of the row, PB pieces of each per lane. (Issuing two or more
-        // passes' loads before their math measured slower on the H200: Qwen3-8B decode 209 →
-        // 204, 181, 168 tok/s for 2, 4, 8 — registers cost more than the loads in flight won.)
-        for (uint b = lane / LPB; b < nblocks; b += LPR / LPB) {
-            [[unroll]] for (uint pp = 0u; pp < PB; pp++) {
-                uint piece = lane % LPB + pp * LPB;
-#if defined(TYPE_Q4_K)
-                uint g = piece / 2u, h = piece % 2u;
-                // Elements 64g + 16h + 0..15 (sub-block 2g) and the same + 32 (sub-block 2g + 1).
-                uint e = 256u * b + 64u * g + 16u * h;
-                uvec4 xlo = aq.v[xw0 + e / 16u];
-                uvec4 xhi = aq.v[xw0 + e / 16u + 2u];
-                vec4 c0 = sq.v[xc0 + 8u * b + 2u * g];
-                vec4 c1 = sq.v[xc0 + 8u * b + 2u * g + 1u];
-                int s0 = int(c0[1u + h]);
-                int s1 = int(c1[1u + h]);
-                [[unroll]] for (uint k = 0u; k < NR; k++) {
-                    uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
-                    uvec4 hd = wq.v[bq];
-                    uvec4 q = wq.v[bq + 1u + piece];
-                    int lo = 0, hi = 0;
-                    [[unroll]] for (uint i = 0u; i < 4u; i++) {
-                        lo += dp4(q[i] & LO4, xlo[i]);
-                        hi += dp4((q[i] >> 4) & LO4, xhi[i]);
+    // MOE 2: token t's k slots one after another, each weighted before the rows' sums.
+    uint nslot = MOE == 2u ? pc.k : 1u;
+    for (uint si = 0u; si < nslot; si++) {
+        // With MOE: the slot's expert (its rows from quad `wbase`) and input row.
+        uint e = 0u, wbase = 0u, xrow = t, first = 0u;
+        float sw = 1.0; // MOE 2: the slot's routing weight (times its expert's scale)
+        if (MOE == 1u && live) {
+            e = pc.ids.v[t];
+            wbase = e * pc.expert16;
+            xrow = pc.x_per_slot != 0u ? t : t / pc.k;
+            first = pc.row0;
+        }
+        if (MOE == 2u && live) {
+            uint s = t * pc.k + si;
+            e = pc.ids.v[s];
+            wbase = e * pc.expert16;
+            xrow = pc.x_per_slot != 0u ? s : t;
+            first = pc.row0;
+            sw = pc.wts.v[s] * (pc.has_scale != 0u ? pc.scale.v[e] : 1.0);
+        }
+        uint rowb[8];
+        float part[8];
+        [[unroll]] for (uint k = 0u; k < NR; k++) {
+            // Past the end: results dropped.
+            rowb[k] = (first + min(r0 + k, pc.nrows - 1u)) * pc.row_bytes;
+            part[k] = 0.0;
+        }
+        Quads wq = Quads(pc.w);
+        Quads aq = Quads(pc.xq);
+        Vec4s sq = Vec4s(pc.xs);
+        uint nblocks = pc.ncols / 256u;
+        uint xw0 = xrow * (pc.ncols / 16u); // the input row's activations, in 16-byte units
+        uint xc0 = xrow * (pc.ncols / 32u); // its chunk floats, in vec4s
+        if (live) {
+            // A pass: LPR / LPB blocks of the row, PB pieces of each per lane. (Issuing two or more
+            // passes' loads before their math measured slower on the H200: Qwen3-8B decode 209 →
+            // 204, 181, 168 tok/s for 2, 4, 8 — registers cost more than the loads in flight won.)
+            for (uint b = lane / LPB; b < nblocks; b += LPR / LPB) {
+                [[unroll]] for (uint pp = 0u; pp < PB; pp++) {
+                    uint piece = lane % LPB + pp * LPB;
+    #if defined(TYPE_Q4_K)
+                    uint g = piece / 2u, h = piece % 2u;
+                    // Elements 64g + 16h + 0..15 (sub-block 2g) and the same + 32 (sub-block 2g + 1).
+                    uint e = 256u * b + 64u * g + 16u * h;
+                    uvec4 xlo = aq.v[xw0 + e / 16u];
+                    uvec4 xhi = aq.v[xw0 + e / 16u + 2u];
+                    vec4 c0 = sq.v[xc0 + 8u * b + 2u * g];
+                    vec4 c1 = sq.v[xc0 + 8u * b + 2u * g + 1u];
+                    int s0 = int(c0[1u + h]);
+                    int s1 = int(c1[1u + h]);
+                    [[unroll]] for (uint k = 0u; k < NR; k++) {
+                        uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
+                        uvec4 hd = wq.v[bq];
+                        uvec4 q = wq.v[bq + 1u + piece];
+                        int lo = 0, hi = 0;
+                        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                            lo += dp4(q[i] & LO4, xlo[i]);
+                            hi += dp4((q[i] >> 4) & LO4, xhi[i]);
+                        }
+                        uvec2 sm0 = k4_scale_min(hd, 2u * g);
+                        uvec2 sm1 = k4_scale_min(hd, 2u * g + 1u);
+                        int sumi = int(sm0.x) * lo + int(sm1.x) * hi;
+                        int mins = int(sm0.y) * s0 + int(sm1.y) * s1;
+                        float d = f16_bits_to_f32(hd.x & 0xFFFFu);
+                        float dmin = f16_bits_to_f32(hd.x >> 16);
+                        part[k] += c0.x * (d * float(sumi) - dmin * float(mins));
                     }
-                    uvec2 sm0 = k4_scale_min(hd, 2u * g);
-                    uvec2 sm1 = k4_scale_min(hd, 2u * g + 1u);
-                    int sumi = int(sm0.x) * lo + int(sm1.x) * hi;
-                    int mins = int(sm0.y) * s0 + int(sm1.y) * s1;
-                    float d = f16_bits_to_f32(hd.x & 0xFFFFu);
-                    float dmin = f16_bits_to_f32(hd.x >> 16);
-                    acc[k] += c0.x * (d * float(sumi) - dmin * float(mins));
-                }
-#elif defined(TYPE_Q6_K)
-                uint n = piece / 4u, p = piece % 4u, l = p % 2u, qa = p / 2u;
-                // Quarters qa (low nibbles) and qa + 2 (high nibbles), elements 16l + 0..15 of each.
-                uint e = 256u * b + 128u * n + 32u * qa + 16u * l;
-                uvec4 xa = aq.v[xw0 + e / 16u];
-                uvec4 xb = aq.v[xw0 + e / 16u + 4u]; // + 64 elements: quarter qa + 2
-                vec4 c0 = sq.v[xc0 + 8u * b + 4u * n + qa];
-                vec4 c1 = sq.v[xc0 + 8u * b + 4u * n + qa + 2u];
-                int s0 = int(c0[1u + l]);
-                int s1 = int(c1[1u + l]);
-                // Scales of the 16-element groups 8n + l + 2qa and + 4 (quarter qa + 2).
-                uint ja = 8u * n + l + 2u * qa;
-                uint jb = ja + 4u;
-                [[unroll]] for (uint k = 0u; k < NR; k++) {
-                    uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
-                    uvec4 ql = wq.v[bq + 4u * n + p];
-                    uvec4 qh = wq.v[bq + 8u + 2u * n + l];
-                    uvec4 sc = wq.v[bq + 12u]; // 16 scale bytes, then d
-                    uint dw = pc.w.v[(bq + 13u) * 4u];
-                    int da = 0, db = 0;
-                    [[unroll]] for (uint i = 0u; i < 4u; i++) {
-                        uint hq = qh[i] >> (2u * qa);
-                        uint va = (ql[i] & LO4) | ((hq & 0x03030303u) << 4);
-                        uint vb = ((ql[i] >> 4) & LO4) | (((hq >> 4) & 0x03030303u) << 4);
-                        da += dp4(va, xa[i]);
-                        db += dp4(vb, xb[i]);
+    #elif defined(TYPE_Q6_K)
+                    uint n = piece / 4u, p = piece % 4u, l = p % 2u, qa = p / 2u;
+                    // Quarters qa (low nibbles) and qa + 2 (high nibbles), elements 16l + 0..15 of each.
+                    uint e = 256u * b + 128u * n + 32u * qa + 16u * l;
+                    uvec4 xa = aq.v[xw0 + e / 16u];
+                    uvec4 xb = aq.v[xw0 + e / 16u + 4u]; // + 64 elements: quarter qa + 2
+                    vec4 c0 = sq.v[xc0 + 8u * b + 4u * n + qa];
+                    vec4 c1 = sq.v[xc0 + 8u * b + 4u * n + qa + 2u];
+                    int s0 = int(c0[1u + l]);
+                    int s1 = int(c1[1u + l]);
+                    // Scales of the 16-element groups 8n + l + 2qa and + 4 (quarter qa + 2).
+                    uint ja = 8u * n + l + 2u * qa;
+                    uint jb = ja + 4u;
+                    [[unroll]] for (uint k = 0u; k < NR; k++) {
+                        uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
+                        uvec4 ql = wq.v[bq + 4u * n + p];
+                        uvec4 qh = wq.v[bq + 8u + 2u * n + l];
+                        uvec4 sc = wq.v[bq + 12u]; // 16 scale bytes, then d
+                        uint dw = pc.w.v[(bq + 13u) * 4u];
+                        int da = 0, db = 0;
+                        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                            uint hq = qh[i] >> (2u * qa);
+                            uint va = (ql[i] & LO4) | ((hq & 0x03030303u) << 4);
+                            uint vb = ((ql[i] >> 4) & LO4) | (((hq >> 4) & 0x03030303u) << 4);
+                            da += dp4(va, xa[i]);
+                            db += dp4(vb, xb[i]);
+                        }
+                        int sa = bitfieldExtract(int(sc[ja >> 2]), int((ja & 3u) * 8u), 8);
+                        int sb = bitfieldExtract(int(sc[jb >> 2]), int((jb & 3u) * 8u), 8);
+                        int sum = sa * (da - 32 * s0) + sb * (db - 32 * s1);
+                        part[k] += c0.x * f16_bits_to_f32(dw & 0xFFFFu) * float(sum);
                     }
-                    int sa = bitfieldExtract(int(sc[ja >> 2]), int((ja & 3u) * 8u), 8);
-                    int sb = bitfieldExtract(int(sc[jb >> 2]), int((jb & 3u) * 8u), 8);
-                    int sum = sa * (da - 32 * s0) + sb * (db - 32 * s1);
-                    acc[k] += c0.x * f16_bits_to_f32(dw & 0xFFFFu) * float(sum);
+    #else
+    #error matvec_dec.comp has no variant for this format
+    #endif
                 }
-#else
-#error matvec_dec.comp has no variant for this format
-#endif
             }
         }
-    }
+        [[unroll]] for (uint k = 0u; k < NR; k++) {
+            acc[k] += MOE == 2u ? sw * part[k] : part[k];
+        }
+    } // slots
     [[unroll]] for (uint k = 0u; k < NR; k++) {
         float total = group_sum(acc[k], tid, lane);
         uint r = r0 + k;
         if (lane == 0u && live && r < pc.nrows) {
             uint at = t * pc.nrows + r;
             if (MOE == 1u && pc.has_scale != 0u) {
-                total *= pc.scale.v[e];
+                total *= pc.scale.v[pc.ids.v[t]];
             }
             pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
         }

@@ -94,6 +94,12 @@ pub struct VulkanOptions {
     /// rows). `None`: (2, 64, 4) where the device has the shared memory for it (128 tokens ×
     /// 128 rows, 45 KiB), else (1, 32, 4).
     pub coopmat_tile: Option<(u32, u32, u32)>,
+    /// The cooperative-matrix mat-mul's tile where `coopmat_tile`'s would make fewer than
+    /// `CM_SMALL_GRID` workgroups (few rows or tokens), kernel tuning. `None`: `coopmat_tile`'s.
+    pub coopmat_small_tile: Option<(u32, u32, u32)>,
+    /// MoE decode steps: the experts' down-projection and their weighted sum in one dispatch
+    /// (`matvec_dec.comp`'s `MOE` = 2) instead of two, kernel tuning. `None`: off.
+    pub moe_fused_down: Option<bool>,
     /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 4), 128 slots × 128
     /// rows (H200, Qwen3-30B-A3B prompt 512, tok/s: 2x64x4 5,502; 2x32x2 5,068; 2x32x4 5,045;
     /// 1x32x2 4,394; 1x64x4 3,706; 2x64x2 3,603–3,656 in three earlier runs, where each
@@ -169,6 +175,9 @@ const MAX_SPLITS: usize = 128;
 /// 33 slices gave 146 tok/s on one instance; on a slower one, 65 slices 125–129 and 128 slices
 /// 113–118 — more workgroups do not pay for merging more partials).
 const ATTN_DEC_SLICES: usize = 32;
+/// A prompt mat-mul whose default tile makes fewer workgroups than this takes the small tile
+/// (`VulkanOptions::coopmat_small_tile`).
+const CM_SMALL_GRID: usize = 256;
 /// Counters of attn_dec.comp's merge: one per KV head of a decode step.
 const ATTN_COUNTERS: usize = 4096;
 /// attn_dec.comp merges its slices itself up to this many of them (its MERGE_MAX).
@@ -197,6 +206,8 @@ struct QuantCache {
 pub(super) struct DecMoe {
     pub(super) ids: u64,
     pub(super) scale: u64,
+    /// The slots' routing weights (the combining form, `MOE` = 2).
+    pub(super) wts: u64,
     pub(super) expert16: u32,
     pub(super) k: u32,
     pub(super) x_per_slot: bool,
@@ -205,12 +216,12 @@ pub(super) struct DecMoe {
 }
 
 /// matvec_dec.comp's push constants: the weight, the quantized input (`xq`, `xs`) and the
-/// output, `moe`'s addresses, `dims` = [ncols, nrows, row_bytes, ntok, accumulate], `moe`'s
+/// output, `moe`'s addresses (ids, scale, wts), `dims` = [ncols, nrows, row_bytes, ntok, accumulate], `moe`'s
 /// scalars.
 pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe) -> Push {
     let p = addrs
         .iter()
-        .chain(&[moe.ids, moe.scale])
+        .chain(&[moe.ids, moe.scale, moe.wts])
         .fold(Push::new(), |p, &a| p.addr(a));
     dims.iter()
         .fold(p, |p, &d| p.u32(d))
@@ -337,6 +348,10 @@ pub struct VulkanBackend {
     coopmat: bool,
     /// `matmul_cm.comp`'s specialization: [workgroup size, SGM, BK].
     cm_spec: [u32; 3],
+    /// `cm_spec` for grids of fewer than `CM_SMALL_GRID` workgroups.
+    cm_small: [u32; 3],
+    /// See [`VulkanOptions::moe_fused_down`].
+    moe_fused_down: bool,
     /// `moe_matmul_cm.comp`'s: [workgroup size, SGM, BK].
     moe_spec: [u32; 3],
     /// See [`VulkanOptions::prompt_f16`].
@@ -498,6 +513,16 @@ impl VulkanBackend {
                 (1, 32, 4)
             });
         let cm_spec = [32 * sgn * sgm, sgm, bk];
+        let cm_small = match opts.coopmat_small_tile {
+            None => cm_spec,
+            Some(t) if valid(&t) && shared_ok(t) => [32 * t.2 * t.0, t.0, t.1],
+            Some((m, k, n)) => {
+                return Err(VulkanError::BadOption(format!(
+                    "small cooperative-matrix tile {m}x{k}x{n} (1–2 x 32 or 64 x 2 or 4, within \
+                     the shared memory)"
+                )))
+            }
+        };
         let (m, k, n) = opts
             .moe_tile
             .filter(|t| valid(t) && shared_ok(*t))
@@ -590,6 +615,8 @@ impl VulkanBackend {
             cpu_attention,
             coopmat,
             cm_spec,
+            cm_small,
+            moe_fused_down: opts.moe_fused_down.unwrap_or(false),
             moe_spec,
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_rows: Mutex::new(HashMap::new()),
@@ -1022,11 +1049,21 @@ impl VulkanBackend {
                     .u32(2 * cols as u32)
                     .u32(x.rows as u32);
             }
-            // A workgroup: 32·SGN tokens × 64·SGM rows.
-            let [wg, sgm, mut bk] = self.cm_spec;
-            let tiles = rows.div_ceil(64 * sgm as usize);
-            let bn = (wg / sgm) as usize; // 32 · SGN
-            let g = grid(x.rows.div_ceil(bn), tiles);
+            // A workgroup: 32·SGN tokens × 64·SGM rows; the small tile where the default
+            // would leave the device short of workgroups.
+            let count = |[wg, sgm, _]: [u32; 3]| {
+                let bn = (wg / sgm) as usize; // 32 · SGN
+                (x.rows.div_ceil(bn), rows.div_ceil(64 * sgm as usize))
+            };
+            let (tn, tm) = count(self.cm_spec);
+            let spec = if tn * tm < CM_SMALL_GRID {
+                self.cm_small
+            } else {
+                self.cm_spec
+            };
+            let [wg, sgm, mut bk] = spec;
+            let (tn, tm) = count(spec);
+            let g = grid(tn, tm);
             // BK must divide the row.
             if !cols.is_multiple_of(bk as usize) {
                 bk = 32;

@@ -196,13 +196,14 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
         let path = dir.join(format!("{arch}-256.gguf"));
         zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
         let file = Arc::new(GgufModel::open(&path).expect("open"));
-        let gpu = |lanes: u32| {
+        let gpu = |lanes: u32, fused_down: bool| {
             let b = VulkanBackend::new(&VulkanOptions {
                 threads_per_row: Some(16),
                 // Attention in the CPU's arithmetic: what differs from the CPU is then the
                 // mat-vecs' summation order.
                 cpu_attention: Some(true),
                 decode_kquant: Some((lanes, 1, 128)),
+                moe_fused_down: Some(fused_down),
                 profile: true,
                 ..Default::default()
             })
@@ -210,18 +211,21 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
             engine(b, &file)
         };
         let cpu = engine(CpuBackend::new(), &file);
-        let (dec, generic) = (gpu(32), gpu(0));
+        // The MoE model also decodes with the experts' down-projection and weighted sum in one
+        // dispatch (matvec_dec's combining form).
+        let (dec, generic, fused) = (gpu(32, false), gpu(0, false), gpu(32, moe));
         let prompt = [17u32, 300, 5, 911];
         let cont: Vec<u32> = (0..12).map(|i| (i * 97 + 13) % 1024).collect();
         let lc = forced(&cpu, &prompt, &cont);
         let ld = forced(&dec, &prompt, &cont);
         let lg = forced(&generic, &prompt, &cont);
+        let lf = forced(&fused, &prompt, &cont);
         assert_eq!(lc.len(), ld.len());
-        for (i, ((c, d), g)) in lc.iter().zip(&ld).zip(&lg).enumerate() {
+        for (i, (((c, d), g), f)) in lc.iter().zip(&ld).zip(&lg).zip(&lf).enumerate() {
             let scale = ms(c).sqrt();
-            let (cd, cg) = (dist(c, d), dist(c, g));
+            let (cd, cg, cf) = (dist(c, d), dist(c, g), dist(c, f));
             eprintln!(
-                "{arch} step {i}: logits RMS {scale:.3}; CPU vs GPU {cd:.5}, vs GPU without matvec_dec {cg:.5}"
+                "{arch} step {i}: logits RMS {scale:.3}; CPU vs GPU {cd:.5}, vs GPU without matvec_dec {cg:.5}, vs fused down {cf:.5}"
             );
             assert!(
                 cd < 0.05 * scale,
@@ -230,6 +234,27 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
             assert!(
                 cg < 0.05 * scale,
                 "{arch} step {i}: the generic kernels are {cg} from the CPU"
+            );
+            assert!(
+                cf < 0.05 * scale,
+                "{arch} step {i}: the fused down-projection is {cf} from the CPU"
+            );
+        }
+        if moe {
+            let ran: Vec<String> = fused
+                .backend
+                .profile_report()
+                .expect("a profile")
+                .into_iter()
+                .map(|(name, _, _)| name)
+                .collect();
+            assert!(
+                ran.iter().any(|n| n.starts_with("moe_down_combined")),
+                "no moe_down_combined among the kernels that ran: {ran:?}"
+            );
+            assert!(
+                !ran.iter().any(|n| n.starts_with("moe_combine")),
+                "moe_combine ran beside the fused down-projection: {ran:?}"
             );
         }
         let ran: Vec<String> = dec

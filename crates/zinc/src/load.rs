@@ -70,6 +70,10 @@ pub struct ModelArgs {
     /// Vulkan decode attention's workgroup size: 128, 256 or 512 (kernel tuning; default 128).
     #[arg(long, hide = true)]
     pub vk_attn_wg: Option<u32>,
+    /// Vulkan MoE decode: the experts' down-projection and their weighted sum in one dispatch
+    /// (kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_moe_fused_down: Option<bool>,
     /// Vulkan decode attention: the last workgroup of a KV head merges its slices (kernel
     /// comparisons; default: a dispatch of its own merges them).
     #[arg(long, hide = true)]
@@ -89,6 +93,10 @@ pub struct ModelArgs {
     /// SGN (token subgroups: 32·SGN tokens a tile) 2 or 4.
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_coopmat_tile: Option<(u32, u32, u32)>,
+    /// Vulkan cooperative-matrix tile where the default one makes few workgroups,
+    /// `SGMxBKxSGN` (kernel tuning).
+    #[arg(long, hide = true, value_parser = parse_tile)]
+    pub vk_coopmat_small_tile: Option<(u32, u32, u32)>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel tuning).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -140,6 +148,10 @@ pub struct ModelArgsLite {
     /// Vulkan cooperative-matrix tile, `SGMxBK[xSGN]` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_coopmat_tile: Option<(u32, u32, u32)>,
+    /// Vulkan cooperative-matrix tile where the default one makes few workgroups,
+    /// `SGMxBKxSGN` (kernel tuning).
+    #[arg(long, hide = true, value_parser = parse_tile)]
+    pub vk_coopmat_small_tile: Option<(u32, u32, u32)>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -164,9 +176,11 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_decode_q6k: None,
         vk_attn_slices: None,
         vk_attn_wg: None,
+        vk_moe_fused_down: None,
         vk_attn_merge: None,
         vk_cpu_attention: None,
         vk_coopmat_tile: a.vk_coopmat_tile,
+        vk_coopmat_small_tile: a.vk_coopmat_small_tile,
         vk_moe_tile: a.vk_moe_tile,
         vk_prompt_f16: a.vk_prompt_f16,
         vk_prompt_cache_mb: None,
@@ -229,9 +243,11 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         decode_q6k: args.vk_decode_q6k,
         attn_slices: args.vk_attn_slices,
         attn_wg: args.vk_attn_wg,
+        moe_fused_down: args.vk_moe_fused_down,
         attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
+        coopmat_small_tile: args.vk_coopmat_small_tile,
         moe_tile: args.vk_moe_tile,
         prompt_f16: args.vk_prompt_f16,
         prompt_weight_cache_mb: args.vk_prompt_cache_mb,

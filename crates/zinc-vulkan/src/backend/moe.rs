@@ -153,6 +153,7 @@ impl VulkanBackend {
                         x_per_slot,
                         has_scale: scale.is_some(),
                         row0: row_offset as u32,
+                        wts: 0,
                     };
                     let addrs = [w.buf.address, q, s, out.addr()];
                     let dims = [
@@ -267,8 +268,69 @@ impl VulkanBackend {
         // moe_matvecq reads it.
         let int_down = !grouped && self.int_dot && act_mode(w.down.ty).is_some_and(|(m, _)| m <= 2);
         let a = self.gated_for(&g, &u, w.act, int_down);
+        if groups.is_none()
+            && self.moe_fused_down
+            && self.moe_down_combined(w.down, &a, ids.addr(), &wts, scales[2], k, out, accumulate)
+        {
+            return;
+        }
         let y = proj(w.down, 0, w.down.rows(), &a, scales[2], true);
         self.moe_combine(&y, &wts, x.rows, k, out, accumulate);
+    }
+
+    /// Decode steps: the down-projection of every slot and their weighted sum in one dispatch
+    /// (matvec_dec.comp's `MOE` = 2: a token's k slots in turn, weighted before the rows'
+    /// sums), into `out` or added to it; false (nothing recorded) where it does not apply (not
+    /// a K-quant on matvec_dec, or no integer input).
+    #[allow(clippy::too_many_arguments)]
+    fn moe_down_combined(
+        &self,
+        w: &VkWeight,
+        a: &VkTensor,
+        ids: u64,
+        wts: &VkTensor,
+        scale: Option<u64>,
+        k: usize,
+        out: &VkTensor,
+        accumulate: bool,
+    ) -> bool {
+        let ntok = a.rows / k.max(1);
+        let expert_bytes = w.rows() as u64 * w.row_bytes;
+        if !self.int_dot || !self.dec_kernel_for(w, ntok) || !expert_bytes.is_multiple_of(16) {
+            return false;
+        }
+        let Some((q, s, _)) = self.quant_input(w.ty, a) else {
+            return false;
+        };
+        let (nrows, cols) = (w.rows(), w.cols());
+        let [lpr, nr, wg, pb] = self.dec_shape(w.ty);
+        let wg = wg.max(lpr);
+        let g = grid(ntok, nrows.div_ceil((wg / lpr * nr) as usize));
+        let moe = DecMoe {
+            ids,
+            scale: scale.unwrap_or(0),
+            wts: wts.addr(),
+            expert16: (expert_bytes / 16) as u32,
+            k: k as u32,
+            x_per_slot: true,
+            has_scale: scale.is_some(),
+            row0: 0,
+        };
+        let addrs = [w.buf.address, q, s, out.addr()];
+        let dims = [
+            cols as u32,
+            nrows as u32,
+            w.row_bytes as u32,
+            ntok as u32,
+            accumulate as u32,
+        ];
+        let push = dec_push(addrs, dims, &moe);
+        let label = self.shape_label("moe_down_combined", nrows, cols);
+        let spec = [wg, lpr, nr, 2, pb];
+        let name = variant("matvec_dec", w.ty);
+        let writes = (!accumulate).then_some(out.addr());
+        self.run_labeled(name, label, spec, g, push, writes, false);
+        true
     }
 
     /// A token's k expert outputs (rows of `y`, one per slot) summed with their routing weights,
