@@ -36,13 +36,15 @@
 //   expert ids[s] times input x_per_slot ? s : s / k, scaled by scale[e] where has_scale:
 //   moe_matvecq.comp's contract (accumulate 0), for decode steps; 2: the workgroup column is a
 //   token t (ntok = the tokens) and each row is Σ over its k slots s = t·k + j of wts[s] ·
-//   (scale[ids[s]] where has_scale) · (row of expert ids[s]) · (input x_per_slot ? s : t), the
-//   slots one after another and their weighted partials summed before the lanes' reduction —
-//   moe_combine.comp fused into the down-projection (accumulate as for dense rows); 4 = PB, pieces of a block
+//   (scale[ids[s]] where has_scale) · (row of expert ids[s]) · (input x_per_slot ? s : t):
+//   moe_combine.comp fused into the down-projection (accumulate as for dense rows). A
+//   workgroup then holds NR rows, its WG / LPR (≤ 8) groups of lanes taking slots j, j + WG / LPR,
+//   … (weighted before each group's reduction), the groups' sums added in order; 4 = PB, pieces of a block
 //   per lane (1, 2 or 4, default 1): LPB = 8 / PB lanes share a block, lane j of them taking
 //   pieces j, j + LPB, … (each piece's loads still coalesce across the LPB lanes), so a lane
 //   has PB · 16 bytes of each row's quants in flight a pass; LPR ≥ LPB.
-// Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)).
+// Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)),
+//   with MOE 2 G = ceil(nrows / NR).
 
 #include "common.glsl"
 #include "dequant.glsl"
@@ -79,6 +81,7 @@ layout(push_constant, std430) uniform PC {
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4s { vec4 v[]; };
 
 shared float gsum[WG];
+shared float msum[64]; // MOE 2: per group (≤ 8) and row, its slots' weighted sum
 
 // The LPR lanes of a group sum `v` (lane 0 of the group has the total).
 float group_sum(float v, uint tid, uint lane) {
@@ -111,17 +114,20 @@ uvec2 k4_scale_min(uvec4 h, uint j) {
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint lane = tid % LPR;
-    uint slot = (gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u) * (WG / LPR) + tid / LPR;
-    uint r0 = slot * NR;
+    uint wgi = gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u;
+    uint grp = tid / LPR; // this invocation's group of lanes
+    // Rows r0 .. r0 + NR − 1 a group; with MOE 2 a workgroup's, its groups taking the slots.
+    uint r0 = MOE == 2u ? wgi * NR : (wgi * (WG / LPR) + grp) * NR;
     uint t = gl_WorkGroupID.x; // a token, or with MOE 1 a slot
     bool live = r0 < pc.nrows && t < pc.ntok;
     float acc[8];
     [[unroll]] for (uint k = 0u; k < NR; k++) {
         acc[k] = 0.0;
     }
-    // MOE 2: token t's k slots one after another, each weighted before the rows' sums.
+    // MOE 2: token t's slots grp, grp + WG / LPR, …, each weighted before the rows' sums.
     uint nslot = MOE == 2u ? pc.k : 1u;
-    for (uint si = 0u; si < nslot; si++) {
+    uint sstep = MOE == 2u ? WG / LPR : 1u;
+    for (uint si = MOE == 2u ? grp : 0u; si < nslot; si += sstep) {
         // With MOE: the slot's expert (its rows from quad `wbase`) and input row.
         uint e = 0u, wbase = 0u, xrow = t, first = 0u;
         float sw = 1.0; // MOE 2: the slot's routing weight (times its expert's scale)
@@ -159,7 +165,7 @@ void main() {
             for (uint b = lane / LPB; b < nblocks; b += LPR / LPB) {
                 [[unroll]] for (uint pp = 0u; pp < PB; pp++) {
                     uint piece = lane % LPB + pp * LPB;
-    #if defined(TYPE_Q4_K)
+#if defined(TYPE_Q4_K)
                     uint g = piece / 2u, h = piece % 2u;
                     // Elements 64g + 16h + 0..15 (sub-block 2g) and the same + 32 (sub-block 2g + 1).
                     uint e = 256u * b + 64u * g + 16u * h;
@@ -186,7 +192,7 @@ void main() {
                         float dmin = f16_bits_to_f32(hd.x >> 16);
                         part[k] += c0.x * (d * float(sumi) - dmin * float(mins));
                     }
-    #elif defined(TYPE_Q6_K)
+#elif defined(TYPE_Q6_K)
                     uint n = piece / 4u, p = piece % 4u, l = p % 2u, qa = p / 2u;
                     // Quarters qa (low nibbles) and qa + 2 (high nibbles), elements 16l + 0..15 of each.
                     uint e = 256u * b + 128u * n + 32u * qa + 16u * l;
@@ -218,9 +224,9 @@ void main() {
                         int sum = sa * (da - 32 * s0) + sb * (db - 32 * s1);
                         part[k] += c0.x * f16_bits_to_f32(dw & 0xFFFFu) * float(sum);
                     }
-    #else
-    #error matvec_dec.comp has no variant for this format
-    #endif
+#else
+#error matvec_dec.comp has no variant for this format
+#endif
                 }
             }
         }
@@ -228,6 +234,26 @@ void main() {
             acc[k] += MOE == 2u ? sw * part[k] : part[k];
         }
     } // slots
+    if (MOE == 2u) {
+        // The groups' weighted sums of each row, added in group (slot) order.
+        [[unroll]] for (uint k = 0u; k < NR; k++) {
+            float total = group_sum(acc[k], tid, lane);
+            if (lane == 0u) {
+                msum[grp * NR + k] = total;
+            }
+        }
+        barrier();
+        uint r = r0 + tid;
+        if (tid < NR && live && r < pc.nrows) {
+            float total = 0.0;
+            for (uint g = 0u; g < WG / LPR; g++) {
+                total += msum[g * NR + tid];
+            }
+            uint at = t * pc.nrows + r;
+            pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
+        }
+        return;
+    }
     [[unroll]] for (uint k = 0u; k < NR; k++) {
         float total = group_sum(acc[k], tid, lane);
         uint r = r0 + k;

@@ -279,8 +279,8 @@ impl VulkanBackend {
     }
 
     /// Decode steps: the down-projection of every slot and their weighted sum in one dispatch
-    /// (matvec_dec.comp's `MOE` = 2: a token's k slots in turn, weighted before the rows'
-    /// sums), into `out` or added to it; false (nothing recorded) where it does not apply (not
+    /// (matvec_dec.comp's `MOE` = 2: a group of lanes a slot, weighted before the groups'
+    /// sums are added in slot order), into `out` or added to it; false (nothing recorded) where it does not apply (not
     /// a K-quant on matvec_dec, or no integer input).
     #[allow(clippy::too_many_arguments)]
     fn moe_down_combined(
@@ -303,9 +303,11 @@ impl VulkanBackend {
             return false;
         };
         let (nrows, cols) = (w.rows(), w.cols());
-        let [lpr, nr, wg, pb] = self.dec_shape(w.ty);
-        let wg = wg.max(lpr);
-        let g = grid(ntok, nrows.div_ceil((wg / lpr * nr) as usize));
+        // A group of lanes a slot (up to 8 groups; more slots take turns), NR rows a
+        // workgroup.
+        let [lpr, nr, _, pb] = self.dec_shape(w.ty);
+        let wg = lpr * (k.next_power_of_two() as u32).min(8);
+        let g = grid(ntok, nrows.div_ceil(nr as usize));
         let moe = DecMoe {
             ids,
             scale: scale.unwrap_or(0),
