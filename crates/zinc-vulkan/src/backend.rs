@@ -100,6 +100,9 @@ pub struct VulkanOptions {
     /// MoE decode steps: the experts' down-projection and their weighted sum in one dispatch
     /// (`matvec_dec.comp`'s `MOE` = 2) instead of two, kernel tuning. `None`: off.
     pub moe_fused_down: Option<bool>,
+    /// Commands in the first piece of a recording sent to the device, and in each later one
+    /// (1–4,096), kernel tuning. `None`: (16, 64).
+    pub submit_chunks: Option<(u32, u32)>,
     /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 4), 128 slots × 128
     /// rows (H200, Qwen3-30B-A3B prompt 512, tok/s: 2x64x4 5,502; 2x32x2 5,068; 2x32x4 5,045;
     /// 1x32x2 4,394; 1x64x4 3,706; 2x64x2 3,603–3,656 in three earlier runs, where each
@@ -535,6 +538,14 @@ impl VulkanBackend {
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let mut rec = Recorder::new(&ctx, opts.profile)?;
+        if let Some((first, every)) = opts.submit_chunks {
+            if !(1..=4096).contains(&first) || !(1..=4096).contains(&every) {
+                return Err(VulkanError::BadOption(format!(
+                    "submit pieces {first}x{every} (1–4,096 commands each)"
+                )));
+            }
+            rec.chunks = [first, every];
+        }
         let attn_count = ctx.buffer(4 * ATTN_COUNTERS as u64, Memory::Device)?;
         rec.fill_zero(attn_count.buffer, attn_count.size)?;
         const GIB: u64 = 1 << 30;

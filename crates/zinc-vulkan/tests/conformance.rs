@@ -48,6 +48,9 @@ fn conforms(
         // The GPU-style attention runs: 512 invocations a slice with the in-place merge, 256
         // with attn_combine.comp.
         attn_wg: Some(if tpr == 16 { 512 } else { 256 }),
+        // The float run sends its commands to the device a few at a time (barriers between
+        // command buffers order them as within one).
+        submit_chunks: (tpr == 64).then_some((1, 3)),
         attn_merge: Some(tpr == 16),
         ..Default::default()
     })

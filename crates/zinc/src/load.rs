@@ -74,6 +74,10 @@ pub struct ModelArgs {
     /// (kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_moe_fused_down: Option<bool>,
+    /// Vulkan: commands in the first piece of a recording sent to the GPU, and in each later
+    /// one, `FIRSTxEVERY` (kernel tuning; default 16x64).
+    #[arg(long, hide = true, value_parser = parse_pair)]
+    pub vk_chunks: Option<(u32, u32)>,
     /// Vulkan decode attention: the last workgroup of a KV head merges its slices (kernel
     /// comparisons; default: a dispatch of its own merges them).
     #[arg(long, hide = true)]
@@ -111,6 +115,16 @@ fn parse_triple(s: &str) -> Result<(u32, u32, u32), String> {
     match v[..] {
         [a, b, c] => Ok((a, b, c)),
         _ => Err("expected AxBxC, e.g. 16x2x128".into()),
+    }
+}
+
+fn parse_pair(s: &str) -> Result<(u32, u32), String> {
+    match s
+        .split_once('x')
+        .map(|(a, b)| (a.parse::<u32>(), b.parse::<u32>()))
+    {
+        Some((Ok(a), Ok(b))) => Ok((a, b)),
+        _ => Err("expected AxB, e.g. 16x64".into()),
     }
 }
 
@@ -177,6 +191,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_slices: None,
         vk_attn_wg: None,
         vk_moe_fused_down: None,
+        vk_chunks: None,
         vk_attn_merge: None,
         vk_cpu_attention: None,
         vk_coopmat_tile: a.vk_coopmat_tile,
@@ -244,6 +259,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_slices: args.vk_attn_slices,
         attn_wg: args.vk_attn_wg,
         moe_fused_down: args.vk_moe_fused_down,
+        submit_chunks: args.vk_chunks,
         attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,

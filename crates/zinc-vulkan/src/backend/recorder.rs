@@ -4,8 +4,9 @@
 
 use super::*;
 
-/// Commands before the first piece of a recording goes to the device, and in each later one;
-/// at most this many pieces in flight (then the oldest is waited for).
+/// Commands before the first piece of a recording goes to the device, and in each later one
+/// (`VulkanOptions::submit_chunks`); at most this many pieces in flight (then the oldest is
+/// waited for).
 pub(super) const FIRST_CHUNK: u32 = 16;
 pub(super) const CHUNK: u32 = 64;
 pub(super) const MAX_FLYING: usize = 64;
@@ -35,6 +36,8 @@ pub(super) struct Recorder {
     /// Commands recorded so far (dispatches, copies, fills): a value that has not moved means
     /// no buffer was written in between (see `QuantCache`).
     pub(super) ops: u64,
+    /// [FIRST_CHUNK, CHUNK] unless the options say otherwise.
+    pub(super) chunks: [u32; 2],
     /// Since the last barrier: every command declared the one buffer it writes (these), or not
     /// (`None`: anything may have been written).
     pub(super) written: Option<Vec<u64>>,
@@ -115,6 +118,7 @@ impl Recorder {
                 keep: Vec::new(),
                 readback: None,
                 ops: 0,
+                chunks: [FIRST_CHUNK, CHUNK],
                 written: Some(Vec::new()),
                 since: vk::PipelineStageFlags::empty(),
             })
@@ -127,9 +131,9 @@ impl Recorder {
         // the GPU idle): the first after FIRST_CHUNK commands, then every CHUNK. Profiles keep
         // one command buffer per submit (their timestamps are read per command buffer).
         let limit = if self.flying.is_empty() {
-            FIRST_CHUNK
+            self.chunks[0]
         } else {
-            CHUNK
+            self.chunks[1]
         };
         if self.open && self.prof.is_none() && self.cb_ops >= limit {
             self.flush()?;
