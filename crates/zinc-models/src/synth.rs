@@ -182,6 +182,17 @@ pub fn write_synthetic(spec: &SynthSpec, path: &Path) -> Result<(), GgufError> {
     let k = |s: &str| format!("{a}.{s}");
     w.set("general.architecture", Value::String(a.into()))?;
     w.set("general.name", Value::String(format!("zinc synthetic {a}")))?;
+    // llama.cpp's llama_ftype for the presets' mixes (other engines label the file by it).
+    let file_type = match (spec.weight_type, spec.wide_type) {
+        (GgmlType::Q4_K, GgmlType::Q6_K) => Some(15), // MOSTLY_Q4_K_M
+        (GgmlType::Q8_0, GgmlType::Q8_0) => Some(7),
+        (GgmlType::Q4_0, GgmlType::Q4_0) => Some(2),
+        (GgmlType::F16, GgmlType::F16) => Some(1),
+        _ => None,
+    };
+    if let Some(ft) = file_type {
+        w.set("general.file_type", Value::U32(ft))?;
+    }
     w.set(&k("context_length"), Value::U32(spec.n_ctx_train as u32))?;
     w.set(&k("embedding_length"), Value::U32(spec.n_embd as u32))?;
     w.set(&k("block_count"), Value::U32(spec.n_layer as u32))?;
@@ -446,4 +457,38 @@ pub fn write_synthetic(spec: &SynthSpec, path: &Path) -> Result<(), GgufError> {
         }
     }
     w.write_to(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The file type is written as llama.cpp numbers it (llama_ftype), so its tools label the
+    /// file by its mix instead of guessing.
+    #[test]
+    fn synthetic_files_carry_their_llama_ftype() {
+        let dir = std::env::temp_dir().join(format!("zinc-synth-ft-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (ty, want) in [
+            ("q4_k_m", Some(15i128)),
+            ("q8_0", Some(7)),
+            ("f16", Some(1)),
+        ] {
+            let mut spec = preset("qwen3-0.6b").unwrap();
+            spec.n_vocab = 256;
+            spec.n_embd = 256;
+            spec.n_layer = 1;
+            spec.n_ff = 256;
+            apply_file_type(&mut spec, ty).unwrap();
+            let path = dir.join(format!("{ty}.gguf"));
+            write_synthetic(&spec, &path).unwrap();
+            let m = zinc_gguf::GgufModel::open(&path).unwrap();
+            let got = m
+                .metadata()
+                .get("general.file_type")
+                .and_then(|v| v.as_int());
+            assert_eq!(got, want, "{ty}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

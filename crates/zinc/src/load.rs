@@ -90,17 +90,14 @@ pub struct ModelArgs {
     #[arg(long, hide = true)]
     pub vk_prompt_f16: Option<bool>,
     /// Vulkan: MiB of device memory for f16 copies of quantized weights that speed up prompts
-    /// (default: a quarter of the memory on GPUs of 32 GiB or more, else none).
+    /// (default: half the memory on GPUs of 96 GiB or more, a quarter on GPUs of 32 GiB or
+    /// more, else none).
     #[arg(long)]
     pub vk_prompt_cache_mb: Option<u64>,
     /// Vulkan cooperative-matrix tile, `SGMxBK[xSGN]` (kernel tuning): SGM 1 or 2, BK 32 or 64,
     /// SGN (token subgroups: 32·SGN tokens a tile) 2 or 4.
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_coopmat_tile: Option<(u32, u32, u32)>,
-    /// Vulkan cooperative-matrix tile where the default one makes few workgroups,
-    /// `SGMxBKxSGN` (kernel tuning).
-    #[arg(long, hide = true, value_parser = parse_tile)]
-    pub vk_coopmat_small_tile: Option<(u32, u32, u32)>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel tuning).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -162,10 +159,6 @@ pub struct ModelArgsLite {
     /// Vulkan cooperative-matrix tile, `SGMxBK[xSGN]` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_coopmat_tile: Option<(u32, u32, u32)>,
-    /// Vulkan cooperative-matrix tile where the default one makes few workgroups,
-    /// `SGMxBKxSGN` (kernel tuning).
-    #[arg(long, hide = true, value_parser = parse_tile)]
-    pub vk_coopmat_small_tile: Option<(u32, u32, u32)>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -195,7 +188,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_merge: None,
         vk_cpu_attention: None,
         vk_coopmat_tile: a.vk_coopmat_tile,
-        vk_coopmat_small_tile: a.vk_coopmat_small_tile,
         vk_moe_tile: a.vk_moe_tile,
         vk_prompt_f16: a.vk_prompt_f16,
         vk_prompt_cache_mb: None,
@@ -263,7 +255,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
-        coopmat_small_tile: args.vk_coopmat_small_tile,
         moe_tile: args.vk_moe_tile,
         prompt_f16: args.vk_prompt_f16,
         prompt_weight_cache_mb: args.vk_prompt_cache_mb,
