@@ -9,7 +9,7 @@
 // Specialization constants: 0 = HD, the head dimension; 1 = G, query heads per KV head
 //   (n_head / n_head_kv, ≤ 8); 2 = LPK, invocations per key in the score pass (a power of two
 //   ≤ the subgroup size, with HD / LPK a multiple of 8).
-// Workgroup: WG invocations (specialization constant 4: 128, 256 or 512; more have more of a
+// Workgroup: WG invocations (specialization constant 4: 128 or 256; more have more of a
 //   slice's keys in flight at once, but measured slower on the H200, see backend.rs). Dispatch: (n_head_kv, nrows, nsplit) workgroups: x = KV head g
 //   (query heads g·G .. g·G + G − 1), y = row t, z = slice s of split_len keys (≤ 1024:
 //   shared memory holds the slice's G × split_len scores).
@@ -66,7 +66,8 @@ const float NEG_BIG = -3.0e38; // the empty-slice sentinel; keeps exp() argument
 const uint SL_MAX = 1024u;
 const uint DPL = HD / LPK; // dimensions per invocation in the score pass
 const uint KPP = WG / LPK; // keys per pass
-const uint U = 4u; // keys an invocation loads at once (H200: 4 ahead of 2 and 8)
+// 5 = U, keys an invocation loads at once (2, 4 or 8; H200: 4 ahead of 2 and 8).
+layout(constant_id = 5) const uint U = 4;
 
 shared float qs[G * HD];
 shared float ps[G * SL_MAX];

@@ -60,7 +60,10 @@ pub struct VulkanOptions {
     /// `None`: `ATTN_DEC_SLICES` (32; H200, Qwen3-8B tg64 at 4,096 tokens: 16 172.1, 32 171.5,
     /// 64 163.2, 128 153.0 tok/s; with 512 invocations a slice 16 181.9 against 167.7).
     pub attn_slices: Option<u32>,
-    /// Decode attention's workgroup size (128, 256 or 512), kernel tuning. `None`: 128 (H200,
+    /// Decode attention: keys each invocation loads before it multiplies (2, 4 or 8), kernel
+    /// tuning. `None`: 4.
+    pub attn_ahead: Option<u32>,
+    /// Decode attention's workgroup size (128 or 256), kernel tuning. `None`: 128 (H200,
     /// Qwen3-8B tg64 at 4,096 tokens: 190.4 / 189.9 tok/s against 180.0 for 256 and 167.7 for
     /// 512, `attn_dec` 36.6 → 51.6 µs a call at 512; from an empty context 241.2 / 244.6
     /// against 236.3 and 231.8).
@@ -375,6 +378,8 @@ pub struct VulkanBackend {
     attn_slices: usize,
     /// See [`VulkanOptions::attn_wg`].
     attn_wg: u32,
+    /// See [`VulkanOptions::attn_ahead`].
+    attn_ahead: u32,
     /// See [`VulkanOptions::attn_merge`].
     attn_merge: bool,
     /// GPU timestamps are on (`VulkanOptions::profile`).
@@ -593,12 +598,21 @@ impl VulkanBackend {
                 }
             }
         }
+        let attn_ahead = match opts.attn_ahead {
+            None => 4,
+            Some(u @ (2 | 4 | 8)) => u,
+            Some(u) => {
+                return Err(VulkanError::BadOption(format!(
+                    "decode attention keys ahead {u} (2, 4 or 8)"
+                )))
+            }
+        };
         let attn_wg = match opts.attn_wg {
             None => 128,
-            Some(w @ (128 | 256 | 512)) => w,
+            Some(w @ (128 | 256)) => w,
             Some(w) => {
                 return Err(VulkanError::BadOption(format!(
-                    "decode attention workgroup {w} (128, 256 or 512)"
+                    "decode attention workgroup {w} (128 or 256)"
                 )))
             }
         };
@@ -626,6 +640,7 @@ impl VulkanBackend {
             attn_count,
             attn_merge: opts.attn_merge.unwrap_or(false),
             attn_wg,
+            attn_ahead,
             attn_slices: opts
                 .attn_slices
                 .map_or(ATTN_DEC_SLICES, |n| (n as usize).clamp(1, MAX_SPLITS)),
@@ -717,7 +732,7 @@ impl VulkanBackend {
 
     /// Records `shader` with both specialization constants over `groups`.
     fn run_spec(&self, shader: &'static str, spec: [u32; 3], groups: [u32; 3], push: Push) {
-        let spec = [spec[0], spec[1], spec[2], 0, 0];
+        let spec = [spec[0], spec[1], spec[2], 0, 0, 0];
         self.run_ordered(shader, spec, groups, push, None, false);
     }
 
@@ -1058,7 +1073,7 @@ impl VulkanBackend {
             if !cols.is_multiple_of(bk as usize) {
                 bk = 32;
             }
-            let spec = [wg, sgm, bk, 1, 0]; // XH: the activations arrive as f16
+            let spec = [wg, sgm, bk, 1, 0, 0]; // XH: the activations arrive as f16
             self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
             return out;
         }
@@ -1077,7 +1092,7 @@ impl VulkanBackend {
                 && w.row_bytes.is_multiple_of(16)
                 && w.buf.address.is_multiple_of(16)
                 && xa.is_multiple_of(16);
-            let spec = [64, tpr, 1, v4 as u32, 0];
+            let spec = [64, tpr, 1, v4 as u32, 0, 0];
             self.run_ordered(variant("matvec", w.ty), spec, g, push, None, false);
         } else {
             let mut g = fold(rows.div_ceil(64));
@@ -1190,10 +1205,13 @@ impl VulkanBackend {
         let addrs = [w.buf.address, q, s, y];
         let (spec, push) = if kquant {
             let push = dec_push(addrs, dims, &DecMoe::default());
-            ([wg, tpr, nr, 0, self.dec_shape(w.ty)[3]], push)
+            ([wg, tpr, nr, 0, self.dec_shape(w.ty)[3], 0], push)
         } else {
             let p = addrs.iter().fold(Push::new(), |p, &a| p.addr(a));
-            ([wg, tpr, nt, nr, 0], dims.iter().fold(p, |p, &d| p.u32(d)))
+            (
+                [wg, tpr, nt, nr, 0, 0],
+                dims.iter().fold(p, |p, &d| p.u32(d)),
+            )
         };
         let writes = (!accumulate).then_some(y);
         self.run_labeled(
@@ -1867,7 +1885,14 @@ impl Backend for VulkanBackend {
                     .u32(merge as u32)
                     .u32(mode);
                 let g = [p.n_head_kv as u32, 1, nsplit as u32];
-                let spec = [spec[0], spec[1], spec[2], merge as u32, self.attn_wg];
+                let spec = [
+                    spec[0],
+                    spec[1],
+                    spec[2],
+                    merge as u32,
+                    self.attn_wg,
+                    self.attn_ahead,
+                ];
                 self.run_ordered("attn_dec", spec, g, pc, None, false);
                 if !merge {
                     self.attn_combine(&part, &out, p, nsplit);

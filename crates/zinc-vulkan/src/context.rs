@@ -14,9 +14,9 @@ use ash::vk;
 use crate::device::{DeviceInfo, Instance};
 use crate::VulkanError;
 
-/// A pipeline's specialization constants 0..4 (0: the workgroup size; the others shape
+/// A pipeline's specialization constants 0..5 (0: the workgroup size; the others shape
 /// parameters some shaders declare and the rest ignore).
-pub type Spec = [u32; 5];
+pub type Spec = [u32; 6];
 
 include!(concat!(env!("OUT_DIR"), "/shaders.rs"));
 
@@ -260,7 +260,7 @@ impl Context {
         }
     }
 
-    /// The pipeline of shader `name` with specialization constants 0 (the workgroup size) to 4
+    /// The pipeline of shader `name` with specialization constants 0 (the workgroup size) to 5
     /// (shape parameters some shaders declare; ignored by the others), created on first use.
     pub fn pipeline(&self, name: &'static str, spec: Spec) -> Result<vk::Pipeline, VulkanError> {
         let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());

@@ -45,9 +45,10 @@ fn conforms(
         decode_matvec: decode,
         decode_kquant: kquant,
         decode_pieces: pieces,
-        // The GPU-style attention runs: 512 invocations a slice with the in-place merge, 256
-        // with attn_combine.comp.
-        attn_wg: Some(if tpr == 16 { 512 } else { 256 }),
+        // Decode attention: 128 invocations a slice loading 8 keys at once (the GPU-style run
+        // with the in-place merge), else 256 loading 2.
+        attn_wg: Some(if tpr == 16 { 128 } else { 256 }),
+        attn_ahead: Some(if tpr == 16 { 8 } else { 2 }),
         // The float run sends its commands to the device a few at a time (barriers between
         // command buffers order them as within one).
         submit_chunks: (tpr == 64).then_some((1, 3)),

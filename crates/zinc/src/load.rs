@@ -67,9 +67,12 @@ pub struct ModelArgs {
     /// default 32).
     #[arg(long, hide = true)]
     pub vk_attn_slices: Option<u32>,
-    /// Vulkan decode attention's workgroup size: 128, 256 or 512 (kernel tuning; default 128).
+    /// Vulkan decode attention's workgroup size: 128 or 256 (kernel tuning; default 128).
     #[arg(long, hide = true)]
     pub vk_attn_wg: Option<u32>,
+    /// Vulkan decode attention: keys each invocation loads at once, 2, 4 or 8 (kernel tuning).
+    #[arg(long, hide = true)]
+    pub vk_attn_ahead: Option<u32>,
     /// Vulkan MoE decode: the experts' down-projection and their weighted sum in one dispatch
     /// (kernel comparisons).
     #[arg(long, hide = true)]
@@ -183,6 +186,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_decode_q6k: None,
         vk_attn_slices: None,
         vk_attn_wg: None,
+        vk_attn_ahead: None,
         vk_moe_fused_down: None,
         vk_chunks: None,
         vk_attn_merge: None,
@@ -250,6 +254,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         decode_q6k: args.vk_decode_q6k,
         attn_slices: args.vk_attn_slices,
         attn_wg: args.vk_attn_wg,
+        attn_ahead: args.vk_attn_ahead,
         moe_fused_down: args.vk_moe_fused_down,
         submit_chunks: args.vk_chunks,
         attn_merge: args.vk_attn_merge,

@@ -81,7 +81,7 @@ impl VulkanBackend {
         if !cols.is_multiple_of(bk as usize) {
             bk = 32;
         }
-        let spec = [wg, sgm, bk, 1, 0]; // XH: the activations arrive as f16
+        let spec = [wg, sgm, bk, 1, 0, 0]; // XH: the activations arrive as f16
         self.run_ordered(variant("moe_matmul_cm", wty), spec, g, push, None, false);
         self.round_still_valid(seq);
         out
@@ -166,13 +166,13 @@ impl VulkanBackend {
                     let push = dec_push(addrs, dims, &moe);
                     let name = variant("matvec_dec", w.ty);
                     let label = self.shape_label("moe_matvec_dec", nrows, cols);
-                    let spec = [wg, lpr, nr, 1, pb];
+                    let spec = [wg, lpr, nr, 1, pb, 0];
                     self.run_labeled(name, label, spec, g, push, Some(out.addr()), used);
                 } else {
                     let tpr = self.q_threads_per_row;
                     let wg = 128.max(tpr);
                     let g = grid(nslots, nrows.div_ceil((wg / tpr) as usize));
-                    let spec = [wg, tpr, 0, 0, 0];
+                    let spec = [wg, tpr, 0, 0, 0, 0];
                     let name = variant("moe_matvecq", w.ty);
                     let push = Push::new().addr(w.buf.address).addr(q).addr(s);
                     let push = shape(push.addr(out.addr()).addr(ids).addr(scale.unwrap_or(0)));
@@ -328,7 +328,7 @@ impl VulkanBackend {
         ];
         let push = dec_push(addrs, dims, &moe);
         let label = self.shape_label("moe_down_combined", nrows, cols);
-        let spec = [wg, lpr, nr, 2, pb];
+        let spec = [wg, lpr, nr, 2, pb, 0];
         let name = variant("matvec_dec", w.ty);
         let writes = (!accumulate).then_some(out.addr());
         self.run_labeled(name, label, spec, g, push, writes, false);
