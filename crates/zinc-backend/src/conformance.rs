@@ -157,6 +157,19 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
         &router,
     )
     .map_err(e)?;
+    // The same router with experts 2i and 2i + 1 identical: every logit ties with another (the
+    // routing breaks ties by the lower expert id).
+    let mut tied = router.clone();
+    for ex in (1..N_EXPERT).step_by(2) {
+        tied.copy_within((ex - 1) * N_EMBD..ex * N_EMBD, ex * N_EMBD);
+    }
+    w.add_f32_tensor(
+        "moe.router_tied",
+        GgmlType::F32,
+        &[N_EMBD as u64, N_EXPERT as u64],
+        &tied,
+    )
+    .map_err(e)?;
     let e3 = |c: usize, r: usize| [c as u64, r as u64, N_EXPERT as u64];
     for (name, ty, dims) in [
         ("moe.gate", GgmlType::Q8_0, e3(N_EMBD, N_FF)),
@@ -978,18 +991,27 @@ pub fn run<B: Backend>(
     }
 
     // Mixture of experts: separate and fused gate/up, per-expert scales, 1 and 5 tokens.
-    for (fused, scaled, ntok) in [
-        (false, false, 1usize),
-        (false, true, 5),
-        (true, true, 5),
-        (true, false, 1),
+    // The last case's router ties every expert with a neighbour.
+    for (fused, scaled, ntok, tied) in [
+        (false, false, 1usize, false),
+        (false, true, 5, false),
+        (true, true, 5, false),
+        (true, false, 1, false),
+        (false, true, 5, true),
     ] {
-        let case =
-            format!("moe_ffn fused={fused} scales={scaled} tokens={ntok} experts={N_EXPERT} k=3");
+        let case = format!(
+            "moe_ffn fused={fused} scales={scaled} tokens={ntok} experts={N_EXPERT} k=3{}",
+            if tied { " tied router" } else { "" }
+        );
         if !want(&case) {
             continue;
         }
-        let router = weight("moe.router")?;
+        let router_name = if tied {
+            "moe.router_tied"
+        } else {
+            "moe.router"
+        };
+        let router = weight(router_name)?;
         let gate = weight("moe.gate")?;
         let up = weight("moe.up")?;
         let gu = weight("moe.gate_up")?;
@@ -1023,7 +1045,7 @@ pub fn run<B: Backend>(
         let x = randn(&mut rng, ntok * N_EMBD);
         let y = b.read(&b.moe_ffn(&b.tensor_from(&x, ntok, N_EMBD), &mw));
         let (rv, gv, uv, guv, dv) = (
-            dequant(m, "moe.router"),
+            dequant(m, router_name),
             dequant(m, "moe.gate"),
             dequant(m, "moe.up"),
             dequant(m, "moe.gate_up"),

@@ -10,22 +10,26 @@
 // Push constants (std430, in order): Floats logits; Words ids; Floats wts; uint n_expert; uint k;
 //   uint renorm; uint ntok.
 // Workgroup: WG = 64 invocations per token (invocation i looks at experts i, i + WG, …).
-// Specialization constant 0: SG, 1 where subgroup shuffles may reduce (butterflies within each
+// Specialization constants: 1 = RANK (default 1), 0 keeping the rounds below for every size;
+// 0 = SG, 1 where subgroup shuffles may reduce (butterflies within each
 //   subgroup, then the subgroups' results through shared memory: two barriers a reduction
 //   instead of a tree's seven). It assumes whole subgroups of at most 64 invocations (the
 //   workgroup), as every device seen has.
 // Dispatch: (min(ntok, 65535), 1, ceil(ntok / 65535)): token t = x + z · 65535.
 // As the CPU backend: p_e = exp(l_e − max) / Σ exp(l − max); the k experts of largest p in
 // descending order (ties → lower expert id); wts = their p, divided by max(Σ p, 6.1035156e-5)
-// when renorm != 0. Pick j is the best expert ordered strictly after pick j−1 under
-// (p descending, id ascending): each invocation finds its best, then the workgroup's, so no
-// per-token array is needed and any n_expert works.
+// when renorm != 0 (their sum taken in pick order). Up to 1,024 experts and 64 picks, every p
+// goes to shared memory and each expert's rank is counted against all the others in one pass
+// (a NaN p ranks last and weighs 0). Beyond that, pick j is the best expert ordered strictly
+// after pick j−1 under (p descending, id ascending), a round a pick: each invocation finds its
+// best, then the workgroup's, so no per-token array is needed and any n_expert works.
 
 #include "common.glsl"
 
 const uint WG = 64u;
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint SG = 0;
+layout(constant_id = 1) const uint RANK = 1; // 0: the rounds whatever the sizes (checks)
 
 layout(push_constant, std430) uniform PC {
     Floats logits;
@@ -41,6 +45,11 @@ const uint NONE = 0xFFFFFFFFu;
 
 shared float rp[WG];
 shared uint re[WG];
+const uint MAXE = 1024u; // experts whose p fit in shared memory (the one-pass ranking)
+const uint MAXK = 64u;   // picks it holds
+shared float ps[MAXE];
+shared float sel_p[MAXK];
+shared uint sel_e[MAXK];
 
 // (p, e) ranks before (bp, be): larger p, then lower id; NONE ranks last.
 bool better(float p, uint e, float bp, uint be) {
@@ -140,6 +149,44 @@ void main() {
     float sum = reduce(part, 1u, tid);
 
     uint kk = min(pc.k, pc.n_expert);
+    if (RANK == 1u && pc.n_expert <= MAXE && kk <= MAXK) {
+        // Every expert's p once into shared memory, then each expert's rank under (p
+        // descending, id ascending; NaN last) counted against all the others: pick j is the
+        // expert of rank j, the same picks in the same order as the rounds below, in one pass.
+        for (uint e = tid; e < pc.n_expert; e += WG) {
+            ps[e] = exp(pc.logits.v[base + e] - mx) / sum;
+        }
+        barrier();
+        for (uint e = tid; e < pc.n_expert; e += WG) {
+            float p = ps[e];
+            float q = isnan(p) ? uintBitsToFloat(0xFF800000u) : p;
+            uint rank = 0u;
+            for (uint o = 0u; o < pc.n_expert; o++) {
+                float po = ps[o];
+                float qo = isnan(po) ? uintBitsToFloat(0xFF800000u) : po;
+                rank += (qo > q || (qo == q && o < e)) ? 1u : 0u;
+            }
+            if (rank < kk) {
+                sel_p[rank] = isnan(p) ? 0.0 : p;
+                sel_e[rank] = e;
+            }
+        }
+        barrier();
+        if (tid == 0u) {
+            float wsum = 0.0;
+            for (uint j = 0u; j < kk; j++) {
+                wsum += sel_p[j];
+            }
+            float s = pc.renorm != 0u ? max(wsum, 6.1035156e-5) : 1.0;
+            for (uint j = 0u; j < kk; j++) {
+                pc.ids.v[t * pc.k + j] = sel_e[j];
+                pc.wts.v[t * pc.k + j] = pc.renorm != 0u ? sel_p[j] / s : sel_p[j];
+            }
+        }
+        return;
+    }
+    // More experts or picks than the shared arrays hold: k rounds, each the best expert after
+    // the previous pick.
     float prev_p = 0.0;
     uint prev_e = NONE;
     float wsum = 0.0;

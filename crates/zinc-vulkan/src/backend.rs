@@ -99,6 +99,9 @@ pub struct VulkanOptions {
     /// rows). `None`: (2, 64, 4) where the device has the shared memory for it (128 tokens ×
     /// 128 rows, 45 KiB), else (1, 32, 4).
     pub coopmat_tile: Option<(u32, u32, u32)>,
+    /// MoE routing ranks every expert in one pass (up to 1,024 experts and 64 picks) instead
+    /// of a round of workgroup reductions per pick; the same picks and weights. `None`: on.
+    pub route_rank: Option<bool>,
     /// MoE decode steps: the experts' down-projection and their weighted sum in one dispatch
     /// (`matvec_dec.comp`'s `MOE` = 2) instead of two, kernel comparisons. `None`: on (H200,
     /// Qwen3-30B-A3B tg64, one call: 200.7 / 195.1 tok/s apart, 202.3 / 201.2 fused).
@@ -354,6 +357,8 @@ pub struct VulkanBackend {
     cm_spec: [u32; 3],
     /// See [`VulkanOptions::moe_fused_down`].
     moe_fused_down: bool,
+    /// See [`VulkanOptions::route_rank`].
+    route_rank: bool,
     /// `moe_matmul_cm.comp`'s: [workgroup size, SGM, BK].
     moe_spec: [u32; 3],
     /// See [`VulkanOptions::prompt_f16`].
@@ -628,6 +633,7 @@ impl VulkanBackend {
             coopmat,
             cm_spec,
             moe_fused_down: opts.moe_fused_down.unwrap_or(true),
+            route_rank: opts.route_rank.unwrap_or(true),
             moe_spec,
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_rows: Mutex::new(HashMap::new()),

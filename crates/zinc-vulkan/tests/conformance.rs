@@ -52,6 +52,8 @@ fn conforms(
         // The float run sends its commands to the device a few at a time (barriers between
         // command buffers order them as within one).
         submit_chunks: (tpr == 64).then_some((1, 3)),
+        // MoE routing: the one-pass ranking, except in the float run (a round per pick).
+        route_rank: Some(tpr != 64),
         attn_merge: Some(tpr == 16),
         ..Default::default()
     })

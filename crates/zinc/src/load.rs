@@ -77,6 +77,10 @@ pub struct ModelArgs {
     /// (kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_moe_fused_down: Option<bool>,
+    /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
+    /// comparisons).
+    #[arg(long, hide = true)]
+    pub vk_route_rank: Option<bool>,
     /// Vulkan: commands in the first piece of a recording sent to the GPU, and in each later
     /// one, `FIRSTxEVERY` (kernel tuning; default 16x64).
     #[arg(long, hide = true, value_parser = parse_pair)]
@@ -188,6 +192,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_wg: None,
         vk_attn_ahead: None,
         vk_moe_fused_down: None,
+        vk_route_rank: None,
         vk_chunks: None,
         vk_attn_merge: None,
         vk_cpu_attention: None,
@@ -256,6 +261,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_wg: args.vk_attn_wg,
         attn_ahead: args.vk_attn_ahead,
         moe_fused_down: args.vk_moe_fused_down,
+        route_rank: args.vk_route_rank,
         submit_chunks: args.vk_chunks,
         attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,

@@ -217,7 +217,8 @@ impl VulkanBackend {
             .u32(k as u32)
             .u32(w.renorm as u32)
             .u32(x.rows as u32);
-        self.run_spec("moe_route", [self.shuffle as u32, 0, 0], fold(x.rows), push);
+        let spec = [self.shuffle as u32, self.route_rank as u32, 0];
+        self.run_spec("moe_route", spec, fold(x.rows), push);
         // The router and the routing wrote only their own outputs: x's quantization by the norm
         // before them still serves the experts. (The routing declares no output, so the first
         // expert mat-vec, which reads its ids, waits behind a barrier all the same.)
