@@ -8,7 +8,8 @@
 //
 // Specialization constants: 0 = HD, the head dimension; 1 = G, query heads per KV head
 //   (n_head / n_head_kv, ≤ 8); 2 = LPK, invocations per key in the score pass (a power of two
-//   ≤ the subgroup size, with HD / LPK a multiple of 8).
+//   ≤ the subgroup size, with HD / LPK a multiple of 8); 3 = MERGE (below); 4 = WG (below);
+//   5 = U, keys an invocation loads at once (2, 4 or 8).
 // Workgroup: WG invocations (specialization constant 4: 128 or 256; more have more of a
 //   slice's keys in flight at once, but measured slower on the H200, see backend.rs). Dispatch: (n_head_kv, nrows, nsplit) workgroups: x = KV head g
 //   (query heads g·G .. g·G + G − 1), y = row t, z = slice s of split_len keys (≤ 1024:

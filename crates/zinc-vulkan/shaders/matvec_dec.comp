@@ -28,7 +28,8 @@
 //   slots' routing weights wts (MOE 2), and
 //   after accumulate its expert stride (in 16-byte units here), k, x_per_slot, has_scale and
 //   row0, read with MOE only.
-// Specialization constants: 0 = WG, the workgroup size (default 128, a multiple of 64); 1 =
+// Specialization constants: 0 = WG, the workgroup size (default 128; a multiple of 64, except
+//   in the MOE 2 form: LPR times its groups); 1 =
 //   LPR, lanes per group of rows (a power of two, LPB ≤ LPR ≤ WG, default 32): LPR / LPB blocks
 //   of a row at a time; 2 = NR, consecutive rows per group (1..8, default 1), each lane's loads
 //   of the NR rows in flight together against one read of the activations; 3 = MOE, 1: the
@@ -39,7 +40,8 @@
 //   (scale[ids[s]] where has_scale) · (row of expert ids[s]) · (input x_per_slot ? s : t):
 //   moe_combine.comp fused into the down-projection (accumulate as for dense rows). A
 //   workgroup then holds NR rows, its WG / LPR (≤ 8) groups of lanes taking slots j, j + WG / LPR,
-//   … (weighted before each group's reduction), the groups' sums added in order; 4 = PB, pieces of a block
+//   … (weighted before each group's reduction), the groups' sums added in group order (slot
+//   order for up to 8 slots); 4 = PB, pieces of a block
 //   per lane (1, 2 or 4, default 1): LPB = 8 / PB lanes share a block, lane j of them taking
 //   pieces j, j + LPB, … (each piece's loads still coalesce across the LPB lanes), so a lane
 //   has PB · 16 bytes of each row's quants in flight a pass; LPR ≥ LPB.
@@ -243,14 +245,16 @@ void main() {
             }
         }
         barrier();
-        uint r = r0 + tid;
-        if (tid < NR && live && r < pc.nrows) {
-            float total = 0.0;
-            for (uint g = 0u; g < WG / LPR; g++) {
-                total += msum[g * NR + tid];
+        for (uint k = tid; k < NR; k += WG) { // a workgroup smaller than NR takes turns
+            uint r = r0 + k;
+            if (live && r < pc.nrows) {
+                float total = 0.0;
+                for (uint g = 0u; g < WG / LPR; g++) {
+                    total += msum[g * NR + k];
+                }
+                uint at = t * pc.nrows + r;
+                pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
             }
-            uint at = t * pc.nrows + r;
-            pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
         }
         return;
     }

@@ -45,7 +45,9 @@ pub struct VulkanOptions {
     /// or 16, 1, 128) on GPUs.
     pub decode_matvec: Option<(u32, u32, u32)>,
     /// Decode steps of Q4_K/Q6_K weights on `matvec_dec.comp` as (lanes per group of rows, a
-    /// power of two ≥ 8; rows per group, 1–8; workgroup size, a multiple of 64), kernel tuning,
+    /// power of two ≥ 8 / `decode_pieces`; rows per group, 1–8; workgroup size, a power of two
+    /// from 64 and the lanes to 1,024; the MoE down-projection's combining form takes its own),
+    /// kernel tuning,
     /// for every matrix as given; lanes 0 keeps them on `matvecq.comp`. `None`: (32, 1, 128)
     /// on GPUs (H200, Qwen3-8B decode, tok/s, with the passes unrolled as a fourth figure:
     /// 32x1x128x1 209; 32x2x128x2 208; 32x1x128x2 204; 64x1x128x2 195; 128x1x128x1 190;
@@ -100,7 +102,8 @@ pub struct VulkanOptions {
     /// 128 rows, 45 KiB), else (1, 32, 4).
     pub coopmat_tile: Option<(u32, u32, u32)>,
     /// MoE routing ranks every expert in one pass (up to 1,024 experts and 64 picks) instead
-    /// of a round of workgroup reductions per pick; the same picks and weights. `None`: on.
+    /// of a round of workgroup reductions per pick; the same picks and weights for finite
+    /// logits (NaN ones: ids 0..k−1 of weight 0). `None`: on.
     pub route_rank: Option<bool>,
     /// MoE decode steps: the experts' down-projection and their weighted sum in one dispatch
     /// (`matvec_dec.comp`'s `MOE` = 2) instead of two, kernel comparisons. `None`: on (H200,

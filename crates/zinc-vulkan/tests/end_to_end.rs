@@ -187,8 +187,10 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
         if moe {
             spec.arch = "qwen3moe".into();
             spec.n_ff = 256;
-            spec.n_expert = 8;
-            spec.n_expert_used = 3;
+            // More picks than matvec_dec's combining form has groups of lanes (8): two
+            // groups take a second slot.
+            spec.n_expert = 12;
+            spec.n_expert_used = 10;
             spec.fused_gate_up = true;
             spec.expert_scales = true;
         }
@@ -196,13 +198,14 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
         let path = dir.join(format!("{arch}-256.gguf"));
         zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
         let file = Arc::new(GgufModel::open(&path).expect("open"));
-        let gpu = |lanes: u32, fused_down: bool| {
+        let gpu = |lanes: u32, rows: u32, pieces: Option<u32>, fused_down: bool| {
             let b = VulkanBackend::new(&VulkanOptions {
                 threads_per_row: Some(16),
                 // Attention in the CPU's arithmetic: what differs from the CPU is then the
                 // mat-vecs' summation order.
                 cpu_attention: Some(true),
-                decode_kquant: Some((lanes, 1, 128)),
+                decode_kquant: Some((lanes, rows, 128)),
+                decode_pieces: pieces,
                 moe_fused_down: Some(fused_down),
                 profile: true,
                 ..Default::default()
@@ -212,20 +215,33 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
         };
         let cpu = engine(CpuBackend::new(), &file);
         // The MoE model also decodes with the experts' down-projection and weighted sum in one
-        // dispatch (matvec_dec's combining form).
-        let (dec, generic, fused) = (gpu(32, false), gpu(0, false), gpu(32, moe));
+        // dispatch (matvec_dec's combining form), the second time with 3 rows a workgroup and 4
+        // pieces a lane over groups of 16 lanes (wider than lavapipe's subgroups).
+        let (dec, generic) = (gpu(32, 1, None, false), gpu(0, 1, None, false));
+        let (fused, fused2) = (gpu(32, 1, None, moe), gpu(16, 3, Some(4), moe));
         let prompt = [17u32, 300, 5, 911];
         let cont: Vec<u32> = (0..12).map(|i| (i * 97 + 13) % 1024).collect();
         let lc = forced(&cpu, &prompt, &cont);
         let ld = forced(&dec, &prompt, &cont);
         let lg = forced(&generic, &prompt, &cont);
         let lf = forced(&fused, &prompt, &cont);
+        let lf2 = forced(&fused2, &prompt, &cont);
         assert_eq!(lc.len(), ld.len());
-        for (i, (((c, d), g), f)) in lc.iter().zip(&ld).zip(&lg).zip(&lf).enumerate() {
+        for (i, (((c, d), g), (f, f2))) in lc
+            .iter()
+            .zip(&ld)
+            .zip(&lg)
+            .zip(lf.iter().zip(&lf2))
+            .enumerate()
+        {
             let scale = ms(c).sqrt();
-            let (cd, cg, cf) = (dist(c, d), dist(c, g), dist(c, f));
+            let (cd, cg, cf, cf2) = (dist(c, d), dist(c, g), dist(c, f), dist(c, f2));
             eprintln!(
-                "{arch} step {i}: logits RMS {scale:.3}; CPU vs GPU {cd:.5}, vs GPU without matvec_dec {cg:.5}, vs fused down {cf:.5}"
+                "{arch} step {i}: logits RMS {scale:.3}; CPU vs GPU {cd:.5}, vs GPU without matvec_dec {cg:.5}, vs fused down {cf:.5} / {cf2:.5}"
+            );
+            assert!(
+                cf2 < 0.05 * scale,
+                "{arch} step {i}: the fused down-projection at 16 lanes × 3 rows is {cf2} from the CPU"
             );
             assert!(
                 cd < 0.05 * scale,

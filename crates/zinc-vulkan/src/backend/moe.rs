@@ -281,7 +281,7 @@ impl VulkanBackend {
 
     /// Decode steps: the down-projection of every slot and their weighted sum in one dispatch
     /// (matvec_dec.comp's `MOE` = 2: a group of lanes a slot, weighted before the groups'
-    /// sums are added in slot order), into `out` or added to it; false (nothing recorded) where it does not apply (not
+    /// sums are added in group order — slot order for up to 8 slots), into `out` or added to it; false (nothing recorded) where it does not apply (not
     /// a K-quant on matvec_dec, or no integer input).
     #[allow(clippy::too_many_arguments)]
     fn moe_down_combined(
@@ -304,10 +304,13 @@ impl VulkanBackend {
             return false;
         };
         let (nrows, cols) = (w.rows(), w.cols());
-        // A group of lanes a slot (up to 8 groups; more slots take turns), NR rows a
-        // workgroup.
+        // A group of lanes a slot (up to 8 groups and 256 invocations; more slots take turns),
+        // NR rows a workgroup.
         let [lpr, nr, _, pb] = self.dec_shape(w.ty);
-        let wg = lpr * (k.next_power_of_two() as u32).min(8);
+        let groups = (k.next_power_of_two() as u32)
+            .min(8)
+            .min((256 / lpr).max(1));
+        let wg = lpr * groups;
         let g = grid(ntok, nrows.div_ceil(nr as usize));
         let moe = DecMoe {
             ids,
