@@ -24,108 +24,13 @@ use crate::device::{self, Instance};
 use crate::VulkanError;
 
 mod moe;
+mod options;
 mod recorder;
 use moe::MOE_CM_TILE;
+use options::Tuning;
+pub use options::VulkanOptions;
 pub use recorder::SPAN;
 use recorder::{Pool, Recorder, STAGING_BYTES};
-
-/// Options chosen at the edge (CLI): which device, and whether to validate.
-#[derive(Clone, Debug, Default)]
-pub struct VulkanOptions {
-    /// `--device N`; `None` picks the best device.
-    pub device: Option<usize>,
-    /// Turn on VK_LAYER_KHRONOS_validation.
-    pub validation: bool,
-    /// Mat-vec threads per weight row on decode steps (a power of two ≤ 64). `None`: 1 on CPU
-    /// devices (a row per SIMD lane, no barriers); on GPUs 16 for the integer-dot kernel, 64 for
-    /// the float one. Tests set it to run the GPU kernels on lavapipe.
-    pub threads_per_row: Option<u32>,
-    /// The integer-dot mat-vec on decode steps as (threads per row, rows per group of them,
-    /// workgroup size), kernel tuning, for every matrix as given. `None`: (`threads_per_row`
-    /// or 16, 1, 128) on GPUs.
-    pub decode_matvec: Option<(u32, u32, u32)>,
-    /// Decode steps of Q4_K/Q6_K weights on `matvec_dec.comp` as (lanes per group of rows, a
-    /// power of two ≥ 8 / `decode_pieces`; rows per group, 1–8; workgroup size, a power of two
-    /// from 64 and the lanes to 1,024; the MoE down-projection's combining form takes its own),
-    /// kernel tuning,
-    /// for every matrix as given; lanes 0 keeps them on `matvecq.comp`. `None`: (32, 1, 128)
-    /// on GPUs (H200, Qwen3-8B decode, tok/s, with the passes unrolled as a fourth figure:
-    /// 32x1x128x1 209; 32x2x128x2 208; 32x1x128x2 204; 64x1x128x2 195; 128x1x128x1 190;
-    /// 32x1x128x4 181; 32x1x128x8 168; matvecq.comp 204).
-    pub decode_kquant: Option<(u32, u32, u32)>,
-    /// `decode_kquant` for Q6_K weights only. `None`: as `decode_kquant`.
-    pub decode_q6k: Option<(u32, u32, u32)>,
-    /// `matvec_dec.comp`'s 16-byte pieces of a block per lane (1, 2 or 4; its `PB`) for every
-    /// K-quant as given, kernel tuning. `None`: 2 for Q4_K, 1 for Q6_K.
-    pub decode_pieces: Option<u32>,
-    /// Decode attention: about this many key slices at long contexts (1–128), kernel tuning.
-    /// `None`: `ATTN_DEC_SLICES` (32; H200, Qwen3-8B tg64 at 4,096 tokens: 16 172.1, 32 171.5,
-    /// 64 163.2, 128 153.0 tok/s; with 512 invocations a slice 16 181.9 against 167.7).
-    pub attn_slices: Option<u32>,
-    /// Decode attention: keys each invocation loads before it multiplies (2, 4 or 8), kernel
-    /// tuning. `None`: 4.
-    pub attn_ahead: Option<u32>,
-    /// Decode attention's workgroup size (128 or 256), kernel tuning. `None`: 128 (H200,
-    /// Qwen3-8B tg64 at 4,096 tokens: 190.4 / 189.9 tok/s against 180.0 for 256 and 167.7 for
-    /// 512, `attn_dec` 36.6 → 51.6 µs a call at 512; from an empty context 241.2 / 244.6
-    /// against 236.3 and 231.8).
-    pub attn_wg: Option<u32>,
-    /// Decode attention's slices merged by the last workgroup of each KV head
-    /// (`attn_dec.comp`'s merge, up to `MERGE_SPLITS` slices) instead of `attn_combine.comp`.
-    /// `None`: off (H200, tok/s, in-kernel merge against attn_combine: Qwen3-8B 214.4, 214.0
-    /// against 217.3; Qwen3-30B-A3B 178.3, 175.7 against 183.1; a plain-load merge, not
-    /// shipped, 215.1 / 216.0 and 180.7 / 180.2).
-    pub attn_merge: Option<bool>,
-    /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
-    /// `None`: 1 on CPU devices, 2 on GPUs.
-    pub prompt_threads_per_row: Option<u32>,
-    /// Integer dot products for quantized mat-vecs (`matvecq.comp`). `None`: wherever the device
-    /// has shaderIntegerDotProduct; `Some(false)` keeps the float mat-vec (tests run both).
-    pub int_dot: Option<bool>,
-    /// Prompts multiply on cooperative matrices (`matmul_cm.comp`). `None`: wherever the device
-    /// has them (16×16×16 f16, subgroups of 32); `Some(false)` keeps the integer-dot kernel.
-    pub coopmat: Option<bool>,
-    /// Prompts dequantize a quantized weight to f16 rows first and multiply those
-    /// (`dequant_f16.comp`, then `matmul_cm_F16`) instead of dequantizing inside the mat-mul.
-    /// `None`: on (H200, Qwen3-8B prompt 512: 4,913 → 5,721 tok/s).
-    pub prompt_f16: Option<bool>,
-    /// Quantized weights' f16 rows (`prompt_f16`) are kept for later prompts, up to this many
-    /// MiB of device memory, instead of being decoded again for every prompt (and never past
-    /// three quarters of the device's memory in all). `None`: half the device's memory on
-    /// devices of 96 GiB or more (H200, Qwen3-30B-A3B prompt 512: all 144 expert tensors then
-    /// fit, 6,522 → 7,127 tok/s, runs ±500), a quarter on devices of 32 GiB or more, none on
-    /// smaller ones (whose memory the KV cache needs more).
-    pub prompt_weight_cache_mb: Option<u64>,
-    /// The cooperative-matrix mat-mul's tile as (subgroups along weight rows, columns a step,
-    /// subgroups along tokens): `matmul_cm.comp`'s SGM, BK and SGN (32·SGN tokens × 64·SGM
-    /// rows). `None`: (2, 64, 4) where the device has the shared memory for it (128 tokens ×
-    /// 128 rows, 45 KiB), else (1, 32, 4).
-    pub coopmat_tile: Option<(u32, u32, u32)>,
-    /// MoE routing ranks every expert in one pass (up to 1,024 experts and 64 picks) instead
-    /// of a round of workgroup reductions per pick; the same picks and weights for finite
-    /// logits (NaN ones: ids 0..k−1 of weight 0). `None`: on.
-    pub route_rank: Option<bool>,
-    /// MoE decode steps: the experts' down-projection and their weighted sum in one dispatch
-    /// (`matvec_dec.comp`'s `MOE` = 2) instead of two, kernel comparisons. `None`: on (H200,
-    /// Qwen3-30B-A3B tg64, one call: 200.7 / 195.1 tok/s apart, 202.3 / 201.2 fused).
-    pub moe_fused_down: Option<bool>,
-    /// Commands in the first piece of a recording sent to the device, and in each later one
-    /// (1–4,096), kernel tuning. `None`: (16, 64) (H200, Qwen3-8B tg64: 237.3 / 236.3 tok/s
-    /// against 225.9 / 223.7 for 4x32, 231.9 for 8x128, 211.8 for 4x16).
-    pub submit_chunks: Option<(u32, u32)>,
-    /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 4), 128 slots × 128
-    /// rows (H200, Qwen3-30B-A3B prompt 512, tok/s: 2x64x4 5,502; 2x32x2 5,068; 2x32x4 5,045;
-    /// 1x32x2 4,394; 1x64x4 3,706; 2x64x2 3,603–3,656 in three earlier runs, where each
-    /// invocation dequantizes 64 weights a step against 32 in the others).
-    pub moe_tile: Option<(u32, u32, u32)>,
-    /// Single-token attention over few keys follows the CPU backend's arithmetic (f16 Q and V
-    /// accumulator, a key at a time), so greedy decoding tracks the CPU oracle. `None`: on CPU
-    /// devices (lavapipe in CI); GPUs split the keys across workgroups instead.
-    pub cpu_attention: Option<bool>,
-    /// Time every dispatch with GPU timestamps (`zinc bench --profile`); see
-    /// [`VulkanBackend::profile`].
-    pub profile: bool,
-}
 
 /// How the CPU's dot product (and llama.cpp's) sees activations next to `ty` weights, as
 /// (act_quant/quant_act mode, block): 1 = Q8_0/Q8_1 blocks of 32, 2 = Q8_K blocks of 256,
@@ -488,171 +393,40 @@ impl VulkanBackend {
         let i = device::pick(&infos, opts.device)?;
         let (pdev, info) = devices[i].clone();
         let ctx = Context::new(instance, pdev, info)?;
-        let threads_per_row = opts
-            .threads_per_row
-            .filter(|t| t.is_power_of_two() && *t <= 64)
-            .unwrap_or(if ctx.info.kind == crate::DeviceKind::Cpu {
-                1
-            } else {
-                64
-            });
-        let on_cpu = ctx.info.kind == crate::DeviceKind::Cpu;
-        let q_threads_per_row = opts
-            .threads_per_row
-            .filter(|t| t.is_power_of_two() && *t <= 64)
-            .unwrap_or(if on_cpu { 1 } else { 16 });
-        // The integer-dot mat-vec reduces rows with subgroup shuffles.
-        let p_threads_per_row = opts
-            .prompt_threads_per_row
-            .filter(|t| t.is_power_of_two() && *t <= 64)
-            .unwrap_or(if on_cpu { 1 } else { 2 });
-        let plan = kernel_plan(&ctx.info);
-        let int_dot = opts.int_dot.unwrap_or(true) && plan.int_dot;
-        let shuffle = ctx.info.subgroup_shuffle;
-        let cpu_attention = opts.cpu_attention.unwrap_or(on_cpu);
-        let coopmat = opts.coopmat.unwrap_or(true) && plan.coopmat;
-        let shared_ok =
-            |(m, k, n): (u32, u32, u32)| cm_shared_bytes(m, k, n) <= ctx.info.max_shared_memory;
-        let valid = |&(m, k, n): &(u32, u32, u32)| {
-            (1..=2).contains(&m) && (k == 32 || k == 64) && (n == 2 || n == 4)
-        };
-        let (sgm, bk, sgn) = opts
-            .coopmat_tile
-            .filter(|t| valid(t) && shared_ok(*t))
-            .unwrap_or(if shared_ok((2, 64, 4)) {
-                (2, 64, 4)
-            } else {
-                (1, 32, 4)
-            });
-        let cm_spec = [32 * sgn * sgm, sgm, bk];
-        let (m, k, n) = opts
-            .moe_tile
-            .filter(|t| valid(t) && shared_ok(*t))
-            .unwrap_or(if shared_ok(MOE_CM_TILE) {
-                MOE_CM_TILE
-            } else {
-                (1, 32, 4)
-            });
-        let moe_spec = [32 * n * m, m, k];
+        let t = Tuning::resolve(opts, &ctx.info)?;
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let mut rec = Recorder::new(&ctx, opts.profile)?;
-        if let Some((first, every)) = opts.submit_chunks {
-            if !(1..=4096).contains(&first) || !(1..=4096).contains(&every) {
-                return Err(VulkanError::BadOption(format!(
-                    "submit pieces {first}x{every} (1–4,096 commands each)"
-                )));
-            }
-            rec.chunks = [first, every];
-        }
+        rec.chunks = t.chunks;
         let attn_count = ctx.buffer(4 * ATTN_COUNTERS as u64, Memory::Device)?;
         rec.fill_zero(attn_count.buffer, attn_count.size)?;
-        const GIB: u64 = 1 << 30;
-        let f16_budget = match opts.prompt_weight_cache_mb {
-            Some(mb) => mb << 20,
-            None if ctx.info.vram >= 96 * GIB => ctx.info.vram / 2,
-            None if ctx.info.vram >= 32 * GIB => ctx.info.vram / 4,
-            None => 0,
-        };
-        let mut decode_matvec = [q_threads_per_row, 1, 128];
-        if let Some((t, r, w)) = opts.decode_matvec {
-            let ok = t.is_power_of_two() && t <= 64 && (1..=16).contains(&r) && r.is_power_of_two();
-            if ok && w.is_power_of_two() && (t..=1024).contains(&w) {
-                decode_matvec = [t, r, w];
-            }
-        }
-        // [Q4_K, Q6_K]: 32 bytes of a Q4_K block's quants a lane, 16 of Q6_K's (H200,
-        // Qwen3-8B tg64: 211.5 / 213.6 tok/s with both at 16, 238.4 / 239.4 with both at 32,
-        // 194.0 at 64; the profile: Q4_K 12,288 × 4,096 25.4 → 20.5 µs, Q6_K 4,096 × 12,288
-        // 22.6 → 24.0 µs at 32).
-        let mut decode_kquant = [[32, 1, 128, 2], [32, 1, 128, 1]];
-        for (f, shape) in decode_kquant.iter_mut().enumerate() {
-            let given = if f == 1 {
-                opts.decode_q6k.or(opts.decode_kquant)
-            } else {
-                opts.decode_kquant
-            };
-            let pieces = match opts.decode_pieces {
-                None => shape[3],
-                Some(p @ (1 | 2 | 4)) => p,
-                Some(p) => {
-                    return Err(VulkanError::BadOption(format!(
-                        "decode pieces {p} (1, 2 or 4)"
-                    )))
-                }
-            };
-            shape[3] = pieces;
-            if on_cpu || !int_dot {
-                *shape = [0; 4];
-            }
-            if let Some((l, r, w)) = given {
-                if l == 0 {
-                    *shape = [0; 4];
-                } else if l.is_power_of_two()
-                    && l >= 8 / pieces
-                    && (1..=8).contains(&r)
-                    && w.is_power_of_two()
-                    && (l.max(64)..=1024).contains(&w)
-                {
-                    if int_dot {
-                        *shape = [l, r, w, pieces];
-                    }
-                } else {
-                    return Err(VulkanError::BadOption(format!(
-                        "K-quant decode shape {l}x{r}x{w} with {pieces} pieces (lanes a power \
-                         of two ≥ 8 / pieces, 1–8 rows, a power-of-two workgroup of at least \
-                         64 and the lanes, at most 1,024)"
-                    )));
-                }
-            }
-        }
-        let attn_ahead = match opts.attn_ahead {
-            None => 4,
-            Some(u @ (2 | 4 | 8)) => u,
-            Some(u) => {
-                return Err(VulkanError::BadOption(format!(
-                    "decode attention keys ahead {u} (2, 4 or 8)"
-                )))
-            }
-        };
-        let attn_wg = match opts.attn_wg {
-            None => 128,
-            Some(w @ (128 | 256)) => w,
-            Some(w) => {
-                return Err(VulkanError::BadOption(format!(
-                    "decode attention workgroup {w} (128 or 256)"
-                )))
-            }
-        };
         let b = VulkanBackend {
-            threads_per_row,
-            q_threads_per_row,
-            decode_matvec,
-            decode_kquant,
-            p_threads_per_row,
-            int_dot,
-            shuffle,
-            cpu_attention,
-            coopmat,
-            cm_spec,
-            moe_fused_down: opts.moe_fused_down.unwrap_or(true),
-            route_rank: opts.route_rank.unwrap_or(true),
-            moe_spec,
-            prompt_f16: opts.prompt_f16.unwrap_or(true),
+            threads_per_row: t.threads_per_row,
+            q_threads_per_row: t.q_threads_per_row,
+            decode_matvec: t.decode_matvec,
+            decode_kquant: t.decode_kquant,
+            p_threads_per_row: t.p_threads_per_row,
+            int_dot: t.int_dot,
+            shuffle: t.shuffle,
+            cpu_attention: t.cpu_attention,
+            coopmat: t.coopmat,
+            cm_spec: t.cm_spec,
+            moe_fused_down: t.moe_fused_down,
+            route_rank: t.route_rank,
+            moe_spec: t.moe_spec,
+            prompt_f16: t.prompt_f16,
             f16_rows: Mutex::new(HashMap::new()),
-            f16_budget: AtomicU64::new(f16_budget),
+            f16_budget: AtomicU64::new(t.f16_budget),
             next_weight_id: AtomicU64::new(0),
             qcache: Mutex::new(None),
             rcache: Mutex::new(None),
             last_mode: Default::default(),
             gelu_table,
             attn_count,
-            attn_merge: opts.attn_merge.unwrap_or(false),
-            attn_wg,
-            attn_ahead,
-            attn_slices: opts
-                .attn_slices
-                .map_or(ATTN_DEC_SLICES, |n| (n as usize).clamp(1, MAX_SPLITS)),
+            attn_merge: t.attn_merge,
+            attn_wg: t.attn_wg,
+            attn_ahead: t.attn_ahead,
+            attn_slices: t.attn_slices,
             profiling: opts.profile,
             rec: Arc::new(Mutex::new(rec)),
             pool: Arc::new(Pool {
