@@ -304,12 +304,13 @@ impl VulkanBackend {
             return false;
         };
         let (nrows, cols) = (w.rows(), w.cols());
-        // A group of lanes a slot (up to 8 groups and 256 invocations; more slots take turns),
-        // NR rows a workgroup.
+        // A group of lanes a slot (up to 8 groups and 256 invocations, within the device's
+        // workgroups; more slots take turns), NR rows a workgroup.
         let [lpr, nr, _, pb] = self.dec_shape(w.ty);
+        let most = self.ctx.info.max_workgroup.min(256);
         let groups = (k.next_power_of_two() as u32)
             .min(8)
-            .min((256 / lpr).max(1));
+            .min((most / lpr).max(1));
         let wg = lpr * groups;
         let g = grid(ntok, nrows.div_ceil(nr as usize));
         let moe = DecMoe {

@@ -221,7 +221,7 @@ impl Tuning {
                     && l >= 8 / pieces
                     && (1..=8).contains(&r)
                     && w.is_power_of_two()
-                    && (l.max(64)..=1024).contains(&w)
+                    && (l.max(64)..=info.max_workgroup.min(1024)).contains(&w)
                 {
                     if int_dot {
                         *shape = [l, r, w, pieces];
@@ -230,7 +230,8 @@ impl Tuning {
                     return Err(VulkanError::BadOption(format!(
                         "K-quant decode shape {l}x{r}x{w} at pieces {pieces} (lanes a power \
                          of two ≥ 8 / pieces, 1–8 rows, a power-of-two workgroup of at least \
-                         64 and the lanes, at most 1,024)"
+                         64 and the lanes, at most the device's {} and 1,024)",
+                        info.max_workgroup
                     )));
                 }
             }
@@ -246,10 +247,11 @@ impl Tuning {
         };
         let attn_wg = match opts.attn_wg {
             None => 128,
-            Some(w @ (128 | 256)) => w,
+            Some(w @ (128 | 256)) if w <= info.max_workgroup => w,
             Some(w) => {
                 return Err(VulkanError::BadOption(format!(
-                    "decode attention workgroup {w} (128 or 256)"
+                    "decode attention workgroup {w} (128 or 256, within the device's {})",
+                    info.max_workgroup
                 )))
             }
         };
@@ -318,6 +320,7 @@ mod tests {
             max_allocation: 1 << 34,
             max_push_constants: 256,
             max_shared_memory: 48 << 10,
+            max_workgroup: 1024,
             timestamp_period: 1.0,
         }
     }
@@ -429,6 +432,32 @@ mod tests {
                 }
                 Err(e) => panic!("{names}: another error {e}"),
                 Ok(_) => panic!("{names}: accepted"),
+            }
+        }
+        // A device of 128-invocation workgroups (Vulkan's least) refuses larger ones.
+        let mut small = gpu.clone();
+        small.max_workgroup = 128;
+        for (opts, names) in [
+            (
+                VulkanOptions {
+                    decode_kquant: Some((32, 1, 256)),
+                    ..Default::default()
+                },
+                "32x1x256",
+            ),
+            (
+                VulkanOptions {
+                    attn_wg: Some(256),
+                    ..Default::default()
+                },
+                "workgroup 256",
+            ),
+        ] {
+            match Tuning::resolve(&opts, &small) {
+                Err(VulkanError::BadOption(m)) => {
+                    assert!(m.contains(names), "{m:?} lacks {names:?}")
+                }
+                other => panic!("{names}: {:?}", other.map(|_| ())),
             }
         }
         // 2 lanes a row is enough with 4 pieces a lane (a block's 8 pieces in 2 lanes).
