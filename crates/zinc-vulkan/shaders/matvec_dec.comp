@@ -1,5 +1,6 @@
 #version 450
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_spirv_intrinsics : require
 // matvec_dec.comp — Y = W·X for decode steps (a token per workgroup column) on K-quant weights
@@ -44,7 +45,10 @@
 //   order for up to 8 slots); 4 = PB, pieces of a block
 //   per lane (1, 2 or 4, default 1): LPB = 8 / PB lanes share a block, lane j of them taking
 //   pieces j, j + LPB, … (each piece's loads still coalesce across the LPB lanes), so a lane
-//   has PB · 16 bytes of each row's quants in flight a pass; LPR ≥ LPB.
+//   has PB · 16 bytes of each row's quants in flight a pass; LPR ≥ LPB; 5 = ROUTE, 1 (MOE 1
+//   or 2, at least 64 invocations): `ids` holds the router's logits (n_expert a token, push
+//   constants n_expert and renorm after row0) and each workgroup routes its token itself
+//   (route.glsl), taking the picks and weights moe_route.comp would have written.
 // Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)),
 //   with MOE 2 G = ceil(nrows / NR).
 
@@ -57,6 +61,8 @@ layout(constant_id = 1) const uint LPR = 32;
 layout(constant_id = 2) const uint NR = 1;
 layout(constant_id = 3) const uint MOE = 0;
 layout(constant_id = 4) const uint PB = 1;
+layout(constant_id = 5) const uint ROUTE = 0;
+const uint RT_ON = ROUTE;
 const uint LPB = 8u / PB; // lanes per block
 layout(local_size_x_id = 0) in;
 
@@ -78,7 +84,12 @@ layout(push_constant, std430) uniform PC {
     uint x_per_slot;
     uint has_scale;
     uint row0;
+    uint n_expert; // ROUTE
+    uint renorm;   // ROUTE
 } pc;
+
+#define RT_LOGIT(i) uintBitsToFloat(pc.ids.v[i])
+#include "route.glsl"
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4s { vec4 v[]; };
 
@@ -126,6 +137,16 @@ void main() {
     [[unroll]] for (uint k = 0u; k < NR; k++) {
         acc[k] = 0.0;
     }
+    // ROUTE: the workgroup routes its token itself (route.glsl; `ids` holds the router's
+    // logits): the picks and weights moe_route.comp would have written.
+    if (ROUTE == 1u) {
+        route_token((MOE == 2u ? t : t / pc.k) * pc.n_expert, pc.n_expert, pc.k, pc.renorm);
+    }
+    // MOE 1: the slot's expert.
+    uint e1 = 0u;
+    if (MOE == 1u && live) {
+        e1 = ROUTE == 1u ? rt_sel_e[t % pc.k] : pc.ids.v[t];
+    }
     // MOE 2: token t's slots grp, grp + WG / LPR, …, each weighted before the rows' sums.
     uint nslot = MOE == 2u ? pc.k : 1u;
     uint sstep = MOE == 2u ? WG / LPR : 1u;
@@ -134,18 +155,19 @@ void main() {
         uint e = 0u, wbase = 0u, xrow = t, first = 0u;
         float sw = 1.0; // MOE 2: the slot's routing weight (times its expert's scale)
         if (MOE == 1u && live) {
-            e = pc.ids.v[t];
+            e = e1;
             wbase = e * pc.expert16;
             xrow = pc.x_per_slot != 0u ? t : t / pc.k;
             first = pc.row0;
         }
         if (MOE == 2u && live) {
             uint s = t * pc.k + si;
-            e = pc.ids.v[s];
+            e = ROUTE == 1u ? rt_sel_e[si] : pc.ids.v[s];
             wbase = e * pc.expert16;
             xrow = pc.x_per_slot != 0u ? s : t;
             first = pc.row0;
-            sw = pc.wts.v[s] * (pc.has_scale != 0u ? pc.scale.v[e] : 1.0);
+            float wt = ROUTE == 1u ? rt_sel_p[si] : pc.wts.v[s];
+            sw = wt * (pc.has_scale != 0u ? pc.scale.v[e] : 1.0);
         }
         uint rowb[8];
         float part[8];
@@ -264,7 +286,7 @@ void main() {
         if (lane == 0u && live && r < pc.nrows) {
             uint at = t * pc.nrows + r;
             if (MOE == 1u && pc.has_scale != 0u) {
-                total *= pc.scale.v[pc.ids.v[t]];
+                total *= pc.scale.v[e1];
             }
             pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
         }

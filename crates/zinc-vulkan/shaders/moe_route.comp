@@ -30,6 +30,7 @@ const uint WG = 64u;
 layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint SG = 0;
 layout(constant_id = 1) const uint RANK = 1; // 0: the rounds whatever the sizes (checks)
+const uint RT_ON = RANK;
 
 layout(push_constant, std430) uniform PC {
     Floats logits;
@@ -41,15 +42,13 @@ layout(push_constant, std430) uniform PC {
     uint ntok;
 } pc;
 
+#define RT_LOGIT(i) pc.logits.v[i]
+#include "route.glsl"
+
 const uint NONE = 0xFFFFFFFFu;
 
 shared float rp[WG];
 shared uint re[WG];
-const uint MAXE = 1024u; // experts whose p fit in shared memory (the one-pass ranking)
-const uint MAXK = 64u;   // picks it holds
-shared float ps[MAXE];
-shared float sel_p[MAXK];
-shared uint sel_e[MAXK];
 
 // (p, e) ranks before (bp, be): larger p, then lower id; NONE ranks last.
 bool better(float p, uint e, float bp, uint be) {
@@ -137,6 +136,21 @@ void main() {
     uint tid = gl_LocalInvocationID.x;
     uint base = t * pc.n_expert;
 
+    uint kk = min(pc.k, pc.n_expert);
+    if (RANK == 1u && SG == 1u && pc.n_expert <= RT_MAXE && kk <= RT_MAXK) {
+        // Every expert's p once into shared memory, each expert's rank counted against all
+        // the others (route.glsl): the same picks in the same order as the rounds below.
+        route_token(base, pc.n_expert, kk, pc.renorm);
+        if (tid == 0u) {
+            for (uint j = 0u; j < kk; j++) {
+                pc.ids.v[t * pc.k + j] = rt_sel_e[j];
+                pc.wts.v[t * pc.k + j] = rt_sel_p[j];
+            }
+        }
+        return;
+    }
+    // More experts or picks than route.glsl holds, or no subgroup shuffles: k rounds, each the
+    // best expert after the previous pick.
     float mx = uintBitsToFloat(0xFF800000u); // −inf
     for (uint e = tid; e < pc.n_expert; e += WG) {
         mx = max(mx, pc.logits.v[base + e]);
@@ -148,45 +162,6 @@ void main() {
     }
     float sum = reduce(part, 1u, tid);
 
-    uint kk = min(pc.k, pc.n_expert);
-    if (RANK == 1u && pc.n_expert <= MAXE && kk <= MAXK) {
-        // Every expert's p once into shared memory, then each expert's rank under (p
-        // descending, id ascending; NaN last) counted against all the others: pick j is the
-        // expert of rank j, the same picks in the same order as the rounds below, in one pass.
-        for (uint e = tid; e < pc.n_expert; e += WG) {
-            ps[e] = exp(pc.logits.v[base + e] - mx) / sum;
-        }
-        barrier();
-        for (uint e = tid; e < pc.n_expert; e += WG) {
-            float p = ps[e];
-            float q = isnan(p) ? uintBitsToFloat(0xFF800000u) : p;
-            uint rank = 0u;
-            for (uint o = 0u; o < pc.n_expert; o++) {
-                float po = ps[o];
-                float qo = isnan(po) ? uintBitsToFloat(0xFF800000u) : po;
-                rank += (qo > q || (qo == q && o < e)) ? 1u : 0u;
-            }
-            if (rank < kk) {
-                sel_p[rank] = isnan(p) ? 0.0 : p;
-                sel_e[rank] = e;
-            }
-        }
-        barrier();
-        if (tid == 0u) {
-            float wsum = 0.0;
-            for (uint j = 0u; j < kk; j++) {
-                wsum += sel_p[j];
-            }
-            float s = pc.renorm != 0u ? max(wsum, 6.1035156e-5) : 1.0;
-            for (uint j = 0u; j < kk; j++) {
-                pc.ids.v[t * pc.k + j] = sel_e[j];
-                pc.wts.v[t * pc.k + j] = pc.renorm != 0u ? sel_p[j] / s : sel_p[j];
-            }
-        }
-        return;
-    }
-    // More experts or picks than the shared arrays hold: k rounds, each the best expert after
-    // the previous pick.
     float prev_p = 0.0;
     uint prev_e = NONE;
     float wsum = 0.0;

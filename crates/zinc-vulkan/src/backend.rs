@@ -123,6 +123,9 @@ pub(super) struct DecMoe {
     pub(super) scale: u64,
     /// The slots' routing weights (the combining form, `MOE` = 2).
     pub(super) wts: u64,
+    /// With `ROUTE`: experts a token, and whether the picks' weights are renormalized.
+    pub(super) n_expert: u32,
+    pub(super) renorm: bool,
     pub(super) expert16: u32,
     pub(super) k: u32,
     pub(super) x_per_slot: bool,
@@ -145,6 +148,8 @@ pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe) -> Push {
         .u32(moe.x_per_slot as u32)
         .u32(moe.has_scale as u32)
         .u32(moe.row0)
+        .u32(moe.n_expert)
+        .u32(moe.renorm as u32)
 }
 
 /// The last activations rounded for the f32 and cooperative-matrix kernels (`dot_input`),
@@ -267,6 +272,8 @@ pub struct VulkanBackend {
     moe_fused_down: bool,
     /// See [`VulkanOptions::route_rank`].
     route_rank: bool,
+    /// See [`VulkanOptions::moe_route_fused`].
+    moe_route_fused: bool,
     /// `moe_matmul_cm.comp`'s: [workgroup size, SGM, BK].
     moe_spec: [u32; 3],
     /// See [`VulkanOptions::prompt_f16`].
@@ -413,6 +420,7 @@ impl VulkanBackend {
             cm_spec: t.cm_spec,
             moe_fused_down: t.moe_fused_down,
             route_rank: t.route_rank,
+            moe_route_fused: t.moe_route_fused,
             moe_spec: t.moe_spec,
             prompt_f16: t.prompt_f16,
             f16_rows: Mutex::new(HashMap::new()),

@@ -10,6 +10,15 @@ pub(super) const MOE_CM_TILE: (u32, u32, u32) = (2, 64, 4);
 /// moe_sort.comp groups up to this many experts.
 const MOE_SORT_EXPERTS: usize = 1024;
 
+/// Where a decode step's expert kernels find their experts: `ids` (moe_route.comp's picks) or,
+/// with `logits` (n_expert, renorm), the router's logits at `ids`, each workgroup routing its
+/// token itself (matvec_dec.comp's `ROUTE`).
+#[derive(Clone, Copy)]
+struct Routing {
+    ids: u64,
+    logits: Option<(u32, bool)>,
+}
+
 impl VulkanBackend {
     /// A prompt's slots grouped by expert (moe_sort.comp) for `moe_project_grouped`: the order
     /// and the tile table, of `max_tiles` entries.
@@ -107,12 +116,13 @@ impl VulkanBackend {
         row_offset: usize,
         nrows: usize,
         x: &VkTensor,
-        ids: u64,
+        route: Routing,
         scale: Option<u64>,
         nslots: usize,
         k: usize,
         x_per_slot: bool,
     ) -> VkTensor {
+        let ids = route.ids;
         let cols = w.cols();
         let expert_rows = w.rows();
         let expert_bytes = expert_rows as u64 * w.row_bytes;
@@ -145,6 +155,7 @@ impl VulkanBackend {
                     let [lpr, nr, wg, pb] = self.dec_shape(w.ty);
                     let wg = wg.max(lpr);
                     let g = grid(nslots, nrows.div_ceil((wg / lpr * nr) as usize));
+                    let (n_expert, renorm) = route.logits.unwrap_or((0, false));
                     let moe = DecMoe {
                         ids,
                         scale: scale.unwrap_or(0),
@@ -154,6 +165,8 @@ impl VulkanBackend {
                         has_scale: scale.is_some(),
                         row0: row_offset as u32,
                         wts: 0,
+                        n_expert,
+                        renorm,
                     };
                     let addrs = [w.buf.address, q, s, out.addr()];
                     let dims = [
@@ -166,8 +179,14 @@ impl VulkanBackend {
                     let push = dec_push(addrs, dims, &moe);
                     let name = variant("matvec_dec", w.ty);
                     let label = self.shape_label("moe_matvec_dec", nrows, cols);
-                    let spec = [wg, lpr, nr, 1, pb, 0];
+                    let spec = [wg, lpr, nr, 1, pb, route.logits.is_some() as u32];
                     self.run_labeled(name, label, spec, g, push, Some(out.addr()), used);
+                } else if route.logits.is_some() {
+                    // `moe` routes in the kernels only where every expert takes matvec_dec.
+                    fatal(VulkanError::BadOption(format!(
+                        "internal: routing inside {} experts off matvec_dec",
+                        w.ty.name()
+                    )));
                 } else {
                     let tpr = self.q_threads_per_row;
                     let wg = 128.max(tpr);
@@ -209,19 +228,52 @@ impl VulkanBackend {
         let nslots = x.rows * k;
         let ids = self.new_tensor(nslots, 1);
         let wts = self.new_tensor(nslots, 1);
-        let push = Push::new()
-            .addr(logits.addr())
-            .addr(ids.addr())
-            .addr(wts.addr())
-            .u32(n_expert as u32)
-            .u32(k as u32)
-            .u32(w.renorm as u32)
-            .u32(x.rows as u32);
-        let spec = [self.shuffle as u32, self.route_rank as u32, 0];
-        self.run_spec("moe_route", spec, fold(x.rows), push);
+        let experts: Vec<&VkWeight> = match &w.gate_up {
+            GateUp::Separate { gate, up } => vec![gate, up, w.down],
+            GateUp::Fused(gu) => vec![gu, w.down],
+        };
+        // Decode steps whose every expert mat-vec is matvec_dec, the down-projection combining
+        // (`moe_fused_down`), may route inside those kernels instead of in a dispatch of its
+        // own (`moe_route_fused`: each workgroup ranks its token's experts, route.glsl).
+        let fused_route = self.moe_route_fused
+            && self.moe_fused_down
+            && self.int_dot
+            && self.shuffle
+            && self.route_rank
+            && x.rows <= 4
+            && n_expert <= 1024
+            && k <= 64
+            && (1..=64).contains(&self.ctx.info.subgroup_size)
+            && experts.iter().all(|m| {
+                self.dec_kernel_for(m, x.rows)
+                    && (m.rows() as u64 * m.row_bytes).is_multiple_of(16)
+                    && act_mode(m.ty).is_some_and(|(mode, _)| mode <= 2)
+            });
+        let route = if fused_route {
+            Routing {
+                ids: logits.addr(),
+                logits: Some((n_expert as u32, w.renorm)),
+            }
+        } else {
+            let push = Push::new()
+                .addr(logits.addr())
+                .addr(ids.addr())
+                .addr(wts.addr())
+                .u32(n_expert as u32)
+                .u32(k as u32)
+                .u32(w.renorm as u32)
+                .u32(x.rows as u32);
+            let spec = [self.shuffle as u32, self.route_rank as u32, 0];
+            self.run_spec("moe_route", spec, fold(x.rows), push);
+            Routing {
+                ids: ids.addr(),
+                logits: None,
+            }
+        };
         // The router and the routing wrote only their own outputs: x's quantization by the norm
         // before them still serves the experts. (The routing declares no output, so the first
-        // expert mat-vec, which reads its ids, waits behind a barrier all the same.)
+        // expert mat-vec, which reads its ids, waits behind a barrier all the same; the router
+        // declares none either, for the kernels that route themselves.)
         if primed {
             self.quant_still_valid();
         }
@@ -230,10 +282,6 @@ impl VulkanBackend {
         // devices without them, float experts, rows not a multiple of 32) go slot by slot. The
         // tile table is the dispatch's x (at most 65,535 entries); the kernel's byte offsets are
         // 32-bit, as every kernel's, so expert tensors of 4 GiB or more go slot by slot too.
-        let experts: Vec<&VkWeight> = match &w.gate_up {
-            GateUp::Separate { gate, up } => vec![gate, up, w.down],
-            GateUp::Fused(gu) => vec![gu, w.down],
-        };
         let slots_per_tile = (self.moe_spec[0] / self.moe_spec[1]) as usize;
         let grouped = self.coopmat
             && x.rows > 4
@@ -246,7 +294,7 @@ impl VulkanBackend {
         let proj = |m: &VkWeight, off: usize, n: usize, input: &VkTensor, s, per_slot| match &groups
         {
             Some(gr) => self.moe_project_grouped(m, off, n, input, gr, s, nslots, k, per_slot),
-            None => self.moe_project(m, off, n, input, ids.addr(), s, nslots, k, per_slot),
+            None => self.moe_project(m, off, n, input, route, s, nslots, k, per_slot),
         };
         let (g, u) = match &w.gate_up {
             GateUp::Separate { gate, up } => {
@@ -271,9 +319,15 @@ impl VulkanBackend {
         let a = self.gated_for(&g, &u, w.act, int_down);
         if groups.is_none()
             && self.moe_fused_down
-            && self.moe_down_combined(w.down, &a, ids.addr(), &wts, scales[2], k, out, accumulate)
+            && self.moe_down_combined(w.down, &a, route, &wts, scales[2], k, out, accumulate)
         {
             return;
+        }
+        if fused_route {
+            fatal(VulkanError::BadOption(
+                "internal: experts routed in their kernels but the down-projection not combined"
+                    .into(),
+            ));
         }
         let y = proj(w.down, 0, w.down.rows(), &a, scales[2], true);
         self.moe_combine(&y, &wts, x.rows, k, out, accumulate);
@@ -288,7 +342,7 @@ impl VulkanBackend {
         &self,
         w: &VkWeight,
         a: &VkTensor,
-        ids: u64,
+        route: Routing,
         wts: &VkTensor,
         scale: Option<u64>,
         k: usize,
@@ -307,14 +361,20 @@ impl VulkanBackend {
         // A group of lanes a slot (up to 8 groups and 256 invocations, within the device's
         // workgroups; more slots take turns), NR rows a workgroup.
         let [lpr, nr, _, pb] = self.dec_shape(w.ty);
+        // Routing inside takes at least 64 invocations (route.glsl).
         let most = self.ctx.info.max_workgroup.min(256);
+        let least: u32 = if route.logits.is_some() { 64 } else { 1 };
         let groups = (k.next_power_of_two() as u32)
             .min(8)
+            .max(least.div_ceil(lpr))
             .min((most / lpr).max(1));
         let wg = lpr * groups;
         let g = grid(ntok, nrows.div_ceil(nr as usize));
+        let (n_expert, renorm) = route.logits.unwrap_or((0, false));
         let moe = DecMoe {
-            ids,
+            ids: route.ids,
+            n_expert,
+            renorm,
             scale: scale.unwrap_or(0),
             wts: wts.addr(),
             expert16: (expert_bytes / 16) as u32,
@@ -333,7 +393,7 @@ impl VulkanBackend {
         ];
         let push = dec_push(addrs, dims, &moe);
         let label = self.shape_label("moe_down_combined", nrows, cols);
-        let spec = [wg, lpr, nr, 2, pb, 0];
+        let spec = [wg, lpr, nr, 2, pb, route.logits.is_some() as u32];
         let name = variant("matvec_dec", w.ty);
         let writes = (!accumulate).then_some(out.addr());
         self.run_labeled(name, label, spec, g, push, writes, false);

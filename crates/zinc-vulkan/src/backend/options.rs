@@ -82,6 +82,11 @@ pub struct VulkanOptions {
     /// of a round of workgroup reductions per pick; the same picks and weights for finite
     /// logits (NaN ones: ids 0..k−1 of weight 0). `None`: on.
     pub route_rank: Option<bool>,
+    /// MoE decode steps route inside the experts' mat-vecs (each workgroup ranks its token's
+    /// experts, `matvec_dec.comp`'s `ROUTE`) instead of in `moe_route.comp`'s dispatch before
+    /// them, where every expert takes matvec_dec and the down-projection combines, kernel
+    /// comparisons. `None`: off (not yet measured).
+    pub moe_route_fused: Option<bool>,
     /// MoE decode steps: the experts' down-projection and their weighted sum in one dispatch
     /// (`matvec_dec.comp`'s `MOE` = 2) instead of two, kernel comparisons. `None`: on (H200,
     /// Qwen3-30B-A3B tg64, one call: 200.7 / 195.1 tok/s apart, 202.3 / 201.2 fused).
@@ -119,6 +124,7 @@ pub(super) struct Tuning {
     pub(super) moe_spec: [u32; 3],
     pub(super) moe_fused_down: bool,
     pub(super) route_rank: bool,
+    pub(super) moe_route_fused: bool,
     pub(super) prompt_f16: bool,
     pub(super) f16_budget: u64,
     pub(super) attn_merge: bool,
@@ -278,6 +284,7 @@ impl Tuning {
             moe_spec,
             moe_fused_down: opts.moe_fused_down.unwrap_or(true),
             route_rank: opts.route_rank.unwrap_or(true),
+            moe_route_fused: opts.moe_route_fused.unwrap_or(false),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,
             attn_merge: opts.attn_merge.unwrap_or(false),
