@@ -18,6 +18,16 @@ fn engine<B: Backend + 'static>(b: B, file: &Arc<GgufModel>) -> Engine<B> {
     Engine::new(b, m, tok)
 }
 
+/// The shaders (profile labels) a profiling Vulkan engine has run.
+fn kernels_run(e: &Engine<VulkanBackend>) -> Vec<String> {
+    e.backend
+        .profile_report()
+        .expect("a profile")
+        .into_iter()
+        .map(|(name, _, _)| name)
+        .collect()
+}
+
 fn greedy<B: Backend>(e: &Engine<B>, prompt: &[u32], n: usize) -> Vec<u32> {
     let mut s = e.session(256);
     let params = GenerateParams {
@@ -260,13 +270,7 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
             );
         }
         if moe {
-            let ran: Vec<String> = fused
-                .backend
-                .profile_report()
-                .expect("a profile")
-                .into_iter()
-                .map(|(name, _, _)| name)
-                .collect();
+            let ran = kernels_run(&fused);
             assert!(
                 ran.iter().any(|n| n.starts_with("moe_down_combined")),
                 "no moe_down_combined among the kernels that ran: {ran:?}"
@@ -275,26 +279,14 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
                 !ran.iter().any(|n| n.starts_with("moe_combine")),
                 "moe_combine ran beside the fused down-projection: {ran:?}"
             );
-            let ran2: Vec<String> = fused2
-                .backend
-                .profile_report()
-                .expect("a profile")
-                .into_iter()
-                .map(|(name, _, _)| name)
-                .collect();
+            let ran2 = kernels_run(&fused2);
             assert!(
                 ran2.iter().any(|n| n.starts_with("moe_down_combined"))
                     && !ran2.iter().any(|n| n.starts_with("moe_route")),
                 "the experts did not route themselves: {ran2:?}"
             );
         }
-        let ran: Vec<String> = dec
-            .backend
-            .profile_report()
-            .expect("a profile")
-            .into_iter()
-            .map(|(name, _, _)| name)
-            .collect();
+        let ran = kernels_run(&dec);
         let want = if moe {
             "moe_matvec_dec"
         } else {
