@@ -180,7 +180,10 @@ impl VulkanBackend {
                     let name = variant("matvec_dec", w.ty);
                     let label = self.shape_label("moe_matvec_dec", nrows, cols);
                     let spec = [wg, lpr, nr, 1, pb, route.logits.is_some() as u32];
-                    self.run_labeled(name, label, spec, g, push, Some(out.addr()), used);
+                    // A kernel that routes itself reads the router's logits, which the router's
+                    // mat-vec may just have written: it waits behind a barrier.
+                    let concurrent = used && route.logits.is_none();
+                    self.run_labeled(name, label, spec, g, push, Some(out.addr()), concurrent);
                 } else if route.logits.is_some() {
                     // `moe` routes in the kernels only where every expert takes matvec_dec.
                     fatal(VulkanError::BadOption(format!(
@@ -202,6 +205,12 @@ impl VulkanBackend {
                 }
                 return out;
             }
+        }
+        if route.logits.is_some() {
+            fatal(VulkanError::BadOption(format!(
+                "internal: routing inside {} experts without integer dot products",
+                w.ty.name()
+            )));
         }
         let xa = self.dot_input(w.ty, x, false).unwrap_or(x.addr());
         let push = Push::new().addr(w.buf.address).addr(xa);
@@ -244,6 +253,9 @@ impl VulkanBackend {
             && n_expert <= 1024
             && k <= 64
             && (1..=64).contains(&self.ctx.info.subgroup_size)
+            // The combining down-projection's 64 invocations in groups of lanes: at most 8
+            // groups (its shared sums), so at least 8 lanes a group.
+            && self.dec_shape(w.down.ty)[0] >= 8
             && experts.iter().all(|m| {
                 self.dec_kernel_for(m, x.rows)
                     && (m.rows() as u64 * m.row_bytes).is_multiple_of(16)
@@ -272,8 +284,8 @@ impl VulkanBackend {
         };
         // The router and the routing wrote only their own outputs: x's quantization by the norm
         // before them still serves the experts. (The routing declares no output, so the first
-        // expert mat-vec, which reads its ids, waits behind a barrier all the same; the router
-        // declares none either, for the kernels that route themselves.)
+        // expert mat-vec, which reads its ids, waits behind a barrier all the same; the kernels
+        // that route themselves wait for the router's logits likewise.)
         if primed {
             self.quant_still_valid();
         }
