@@ -12,7 +12,8 @@
 #     --exclude='llama.cpp/tools/server/public*' --exclude='llama.cpp/tools/server/webui' \
 #     --exclude='llama.cpp/ggml/src/ggml-'{sycl,hexagon,opencl,metal,et,vulkan} \
 #     -cJf .dev/llama-src.tar.xz llama.cpp
-# The build took 330 s on 12 of the H200 host's 16 cores (sm_90 only, niced beside other work);
+# The build was done 330 s into its call (unpacking and configuring included) on 12 of the H200
+# host's 16 cores (sm_90 only, niced beside other work);
 # the three comparisons after it ~60 s (2026-11-30): all of it fits one 600-second call.
 set -e
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig

@@ -147,27 +147,30 @@ void main() {
     if (MOE == 1u && live) {
         e1 = ROUTE == 1u ? rt_sel_e[t % pc.k] : pc.ids.v[t];
     }
+    Quads wq = Quads(pc.w);
+    Quads aq = Quads(pc.xq);
+    Vec4s sq = Vec4s(pc.xs);
+    uint nblocks = pc.ncols / 256u;
     // MOE 2: token t's slots grp, grp + WG / LPR, …, each weighted before the rows' sums.
     uint nslot = MOE == 2u ? pc.k : 1u;
     uint sstep = MOE == 2u ? WG / LPR : 1u;
     for (uint si = MOE == 2u ? grp : 0u; si < nslot; si += sstep) {
         // With MOE: the slot's expert (its rows from quad `wbase`) and input row.
-        uint e = 0u, wbase = 0u, xrow = t, first = 0u;
+        uint wbase = 0u, xrow = t, first = 0u;
         float sw = 1.0; // MOE 2: the slot's routing weight (times its expert's scale)
         if (MOE == 1u && live) {
-            e = e1;
-            wbase = e * pc.expert16;
+            wbase = e1 * pc.expert16;
             xrow = pc.x_per_slot != 0u ? t : t / pc.k;
             first = pc.row0;
         }
         if (MOE == 2u && live) {
             uint s = t * pc.k + si;
-            e = ROUTE == 1u ? rt_sel_e[si] : pc.ids.v[s];
-            wbase = e * pc.expert16;
+            uint ex = ROUTE == 1u ? rt_sel_e[si] : pc.ids.v[s];
+            wbase = ex * pc.expert16;
             xrow = pc.x_per_slot != 0u ? s : t;
             first = pc.row0;
             float wt = ROUTE == 1u ? rt_sel_p[si] : pc.wts.v[s];
-            sw = wt * (pc.has_scale != 0u ? pc.scale.v[e] : 1.0);
+            sw = wt * (pc.has_scale != 0u ? pc.scale.v[ex] : 1.0);
         }
         uint rowb[8];
         float part[8];
@@ -176,16 +179,13 @@ void main() {
             rowb[k] = (first + min(r0 + k, pc.nrows - 1u)) * pc.row_bytes;
             part[k] = 0.0;
         }
-        Quads wq = Quads(pc.w);
-        Quads aq = Quads(pc.xq);
-        Vec4s sq = Vec4s(pc.xs);
-        uint nblocks = pc.ncols / 256u;
         uint xw0 = xrow * (pc.ncols / 16u); // the input row's activations, in 16-byte units
         uint xc0 = xrow * (pc.ncols / 32u); // its chunk floats, in vec4s
         if (live) {
-            // A pass: LPR / LPB blocks of the row, PB pieces of each per lane. (Issuing two or more
-            // passes' loads before their math measured slower on the H200: Qwen3-8B decode 209 →
-            // 204, 181, 168 tok/s for 2, 4, 8 — registers cost more than the loads in flight won.)
+            // A pass: LPR / LPB blocks of the row, PB pieces of each per lane. (Issuing two or
+            // more passes' loads before their math measured slower on the H200: Qwen3-8B decode
+            // 209 → 204, 181, 168 tok/s for 2, 4, 8 — registers cost more than the loads in
+            // flight won.)
             for (uint b = lane / LPB; b < nblocks; b += LPR / LPB) {
                 [[unroll]] for (uint pp = 0u; pp < PB; pp++) {
                     uint piece = lane % LPB + pp * LPB;

@@ -16,7 +16,7 @@ const uint RT_MAXK = 64u;
 shared float rt_p[1u + RT_ON * (RT_MAXE - 1u)];
 shared float rt_sel_p[1u + RT_ON * (RT_MAXK - 1u)]; // pick j's weight
 shared uint rt_sel_e[1u + RT_ON * (RT_MAXK - 1u)];  // pick j's expert
-shared float rt_red[64];
+shared float rt_red[1u + RT_ON * 63u]; // the subgroups' partial max or sum
 
 // The largest (op 0) or the sum (op 1) of invocations 0..63's v; every invocation gets it.
 float rt_reduce(float v, uint op) {

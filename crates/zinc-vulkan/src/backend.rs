@@ -113,19 +113,25 @@ struct QuantCache {
     s: VkTensor,
 }
 
-/// The MoE part of matvec_dec.comp's push constants (read with `MOE` = 1 only; all zero for
-/// dense weights): each slot's expert id and the experts' output scales, an expert's stride in
-/// 16-byte units, picks per token, whether each slot has an input row of its own, whether the
-/// scales apply, and the first row of each expert's matrix.
+/// Where a decode step's expert kernels find their experts: `ids` (moe_route.comp's picks) or,
+/// with `logits` (n_expert, renorm), the router's logits at `ids`, each workgroup routing its
+/// token itself (matvec_dec.comp's `ROUTE`).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Routing {
+    pub(super) ids: u64,
+    pub(super) logits: Option<(u32, bool)>,
+}
+
+/// The MoE part of matvec_dec.comp's push constants (read with `MOE` = 1 or 2 only; all zero
+/// for dense weights): the slots' experts (`route`), the experts' output scales, the slots'
+/// routing weights (the combining form, `MOE` = 2), an expert's stride in 16-byte units, picks
+/// per token, whether each slot has an input row of its own, whether the scales apply, and the
+/// first row of each expert's matrix.
 #[derive(Default)]
 pub(super) struct DecMoe {
-    pub(super) ids: u64,
+    pub(super) route: Routing,
     pub(super) scale: u64,
-    /// The slots' routing weights (the combining form, `MOE` = 2).
     pub(super) wts: u64,
-    /// With `ROUTE`: experts a token, and whether the picks' weights are renormalized.
-    pub(super) n_expert: u32,
-    pub(super) renorm: bool,
     pub(super) expert16: u32,
     pub(super) k: u32,
     pub(super) x_per_slot: bool,
@@ -134,12 +140,13 @@ pub(super) struct DecMoe {
 }
 
 /// matvec_dec.comp's push constants: the weight, the quantized input (`xq`, `xs`) and the
-/// output, `moe`'s addresses (ids, scale, wts), `dims` = [ncols, nrows, row_bytes, ntok, accumulate], `moe`'s
-/// scalars.
+/// output, `moe`'s addresses (ids or logits, scale, wts), `dims` = [ncols, nrows, row_bytes,
+/// ntok, accumulate], `moe`'s scalars (with the routing's n_expert and renorm last).
 pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe) -> Push {
+    let (n_expert, renorm) = moe.route.logits.unwrap_or((0, false));
     let p = addrs
         .iter()
-        .chain(&[moe.ids, moe.scale, moe.wts])
+        .chain(&[moe.route.ids, moe.scale, moe.wts])
         .fold(Push::new(), |p, &a| p.addr(a));
     dims.iter()
         .fold(p, |p, &d| p.u32(d))
@@ -148,8 +155,8 @@ pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe) -> Push {
         .u32(moe.x_per_slot as u32)
         .u32(moe.has_scale as u32)
         .u32(moe.row0)
-        .u32(moe.n_expert)
-        .u32(moe.renorm as u32)
+        .u32(n_expert)
+        .u32(renorm as u32)
 }
 
 /// The last activations rounded for the f32 and cooperative-matrix kernels (`dot_input`),
@@ -403,8 +410,7 @@ impl VulkanBackend {
         let t = Tuning::resolve(opts, &ctx.info)?;
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
-        let mut rec = Recorder::new(&ctx, opts.profile)?;
-        rec.chunks = t.chunks;
+        let mut rec = Recorder::new(&ctx, opts.profile, t.chunks)?;
         let attn_count = ctx.buffer(4 * ATTN_COUNTERS as u64, Memory::Device)?;
         rec.fill_zero(attn_count.buffer, attn_count.size)?;
         let b = VulkanBackend {

@@ -10,15 +10,6 @@ pub(super) const MOE_CM_TILE: (u32, u32, u32) = (2, 64, 4);
 /// moe_sort.comp groups up to this many experts.
 const MOE_SORT_EXPERTS: usize = 1024;
 
-/// Where a decode step's expert kernels find their experts: `ids` (moe_route.comp's picks) or,
-/// with `logits` (n_expert, renorm), the router's logits at `ids`, each workgroup routing its
-/// token itself (matvec_dec.comp's `ROUTE`).
-#[derive(Clone, Copy)]
-struct Routing {
-    ids: u64,
-    logits: Option<(u32, bool)>,
-}
-
 impl VulkanBackend {
     /// A prompt's slots grouped by expert (moe_sort.comp) for `moe_project_grouped`: the order
     /// and the tile table, of `max_tiles` entries.
@@ -155,9 +146,8 @@ impl VulkanBackend {
                     let [lpr, nr, wg, pb] = self.dec_shape(w.ty);
                     let wg = wg.max(lpr);
                     let g = grid(nslots, nrows.div_ceil((wg / lpr * nr) as usize));
-                    let (n_expert, renorm) = route.logits.unwrap_or((0, false));
                     let moe = DecMoe {
-                        ids,
+                        route,
                         scale: scale.unwrap_or(0),
                         expert16: (expert_bytes / 16) as u32,
                         k: k as u32,
@@ -165,8 +155,6 @@ impl VulkanBackend {
                         has_scale: scale.is_some(),
                         row0: row_offset as u32,
                         wts: 0,
-                        n_expert,
-                        renorm,
                     };
                     let addrs = [w.buf.address, q, s, out.addr()];
                     let dims = [
@@ -244,22 +232,18 @@ impl VulkanBackend {
         // Decode steps whose every expert mat-vec is matvec_dec, the down-projection combining
         // (`moe_fused_down`), may route inside those kernels instead of in a dispatch of its
         // own (`moe_route_fused`: each workgroup ranks its token's experts, route.glsl).
+        // (matvec_dec itself implies integer dot products, hence subgroup shuffles, and a
+        // decode step; route.glsl holds 1,024 experts and 64 picks over subgroups that divide
+        // 64; the combining down-projection's at least 64 invocations make at most 8 groups,
+        // its shared sums, only with at least 8 lanes a group.)
         let fused_route = self.moe_route_fused
             && self.moe_fused_down
-            && self.int_dot
-            && self.shuffle
-            && self.route_rank
-            && x.rows <= 4
             && n_expert <= 1024
             && k <= 64
             && (1..=64).contains(&self.ctx.info.subgroup_size)
-            // The combining down-projection's 64 invocations in groups of lanes: at most 8
-            // groups (its shared sums), so at least 8 lanes a group.
             && self.dec_shape(w.down.ty)[0] >= 8
             && experts.iter().all(|m| {
-                self.dec_kernel_for(m, x.rows)
-                    && (m.rows() as u64 * m.row_bytes).is_multiple_of(16)
-                    && act_mode(m.ty).is_some_and(|(mode, _)| mode <= 2)
+                self.dec_kernel_for(m, x.rows) && (m.rows() as u64 * m.row_bytes).is_multiple_of(16)
             });
         let route = if fused_route {
             Routing {
@@ -346,9 +330,10 @@ impl VulkanBackend {
     }
 
     /// Decode steps: the down-projection of every slot and their weighted sum in one dispatch
-    /// (matvec_dec.comp's `MOE` = 2: a group of lanes a slot, weighted before the groups'
-    /// sums are added in group order — slot order for up to 8 slots), into `out` or added to it; false (nothing recorded) where it does not apply (not
-    /// a K-quant on matvec_dec, or no integer input).
+    /// (matvec_dec.comp's `MOE` = 2: a group of lanes a slot, weighted before the groups' sums
+    /// are added in group order — slot order for up to 8 slots), into `out` or added to it;
+    /// false (nothing recorded) where it does not apply (not a K-quant on matvec_dec, or no
+    /// integer input).
     #[allow(clippy::too_many_arguments)]
     fn moe_down_combined(
         &self,
@@ -382,11 +367,8 @@ impl VulkanBackend {
             .min((most / lpr).max(1));
         let wg = lpr * groups;
         let g = grid(ntok, nrows.div_ceil(nr as usize));
-        let (n_expert, renorm) = route.logits.unwrap_or((0, false));
         let moe = DecMoe {
-            ids: route.ids,
-            n_expert,
-            renorm,
+            route,
             scale: scale.unwrap_or(0),
             wts: wts.addr(),
             expert16: (expert_bytes / 16) as u32,

@@ -134,26 +134,40 @@ pub(super) struct Tuning {
     pub(super) chunks: [u32; 2],
 }
 
+/// `given` where it is `ok`, `default` where nothing is given; a value given but not `ok` is
+/// an error that names it (`what`).
+fn checked<T: Copy>(
+    given: Option<T>,
+    default: T,
+    ok: impl Fn(T) -> bool,
+    what: impl Fn(T) -> String,
+) -> Result<T, VulkanError> {
+    match given {
+        None => Ok(default),
+        Some(v) if ok(v) => Ok(v),
+        Some(v) => Err(VulkanError::BadOption(what(v))),
+    }
+}
+
 impl Tuning {
     pub(super) fn resolve(opts: &VulkanOptions, info: &DeviceInfo) -> Result<Tuning, VulkanError> {
-        let threads_per_row = opts
-            .threads_per_row
-            .filter(|t| t.is_power_of_two() && *t <= 64)
-            .unwrap_or(if info.kind == crate::DeviceKind::Cpu {
-                1
-            } else {
-                64
-            });
         let on_cpu = info.kind == crate::DeviceKind::Cpu;
-        let q_threads_per_row = opts
-            .threads_per_row
-            .filter(|t| t.is_power_of_two() && *t <= 64)
-            .unwrap_or(if on_cpu { 1 } else { 16 });
+        let tpr_ok = |t: u32| t.is_power_of_two() && t <= 64;
+        // One option, two defaults: the float and the integer-dot decode mat-vecs.
+        let tpr = |default| {
+            checked(opts.threads_per_row, default, tpr_ok, |t| {
+                format!("threads per row {t} (a power of two ≤ 64)")
+            })
+        };
+        let threads_per_row = tpr(if on_cpu { 1 } else { 64 })?;
+        let q_threads_per_row = tpr(if on_cpu { 1 } else { 16 })?;
         // The integer-dot mat-vec reduces rows with subgroup shuffles.
-        let p_threads_per_row = opts
-            .prompt_threads_per_row
-            .filter(|t| t.is_power_of_two() && *t <= 64)
-            .unwrap_or(if on_cpu { 1 } else { 2 });
+        let p_threads_per_row = checked(
+            opts.prompt_threads_per_row,
+            if on_cpu { 1 } else { 2 },
+            tpr_ok,
+            |t| format!("prompt threads per row {t} (a power of two ≤ 64)"),
+        )?;
         let plan = kernel_plan(info);
         let int_dot = opts.int_dot.unwrap_or(true) && plan.int_dot;
         let shuffle = info.subgroup_shuffle;
@@ -164,23 +178,28 @@ impl Tuning {
         let valid = |&(m, k, n): &(u32, u32, u32)| {
             (1..=2).contains(&m) && (k == 32 || k == 64) && (n == 2 || n == 4)
         };
-        let (sgm, bk, sgn) = opts
-            .coopmat_tile
-            .filter(|t| valid(t) && shared_ok(*t))
-            .unwrap_or(if shared_ok((2, 64, 4)) {
-                (2, 64, 4)
+        let tile = |given, default, what: &'static str| {
+            let default = if shared_ok(default) {
+                default
             } else {
                 (1, 32, 4)
-            });
+            };
+            checked(
+                given,
+                default,
+                |t| valid(&t) && shared_ok(t),
+                |(m, k, n)| {
+                    format!(
+                        "{what} tile {m}x{k}x{n} (1–2 x 32 or 64 x 2 or 4, within the device's {} \
+                     bytes of shared memory)",
+                        info.max_shared_memory
+                    )
+                },
+            )
+        };
+        let (sgm, bk, sgn) = tile(opts.coopmat_tile, (2, 64, 4), "cooperative-matrix")?;
         let cm_spec = [32 * sgn * sgm, sgm, bk];
-        let (m, k, n) = opts
-            .moe_tile
-            .filter(|t| valid(t) && shared_ok(*t))
-            .unwrap_or(if shared_ok(MOE_CM_TILE) {
-                MOE_CM_TILE
-            } else {
-                (1, 32, 4)
-            });
+        let (m, k, n) = tile(opts.moe_tile, MOE_CM_TILE, "MoE cooperative-matrix")?;
         let moe_spec = [32 * n * m, m, k];
         const GIB: u64 = 1 << 30;
         let f16_budget = match opts.prompt_weight_cache_mb {
@@ -189,13 +208,26 @@ impl Tuning {
             None if info.vram >= 32 * GIB => info.vram / 4,
             None => 0,
         };
-        let mut decode_matvec = [q_threads_per_row, 1, 128];
-        if let Some((t, r, w)) = opts.decode_matvec {
-            let ok = t.is_power_of_two() && t <= 64 && (1..=16).contains(&r) && r.is_power_of_two();
-            if ok && w.is_power_of_two() && (t..=1024).contains(&w) {
-                decode_matvec = [t, r, w];
-            }
-        }
+        let (t, r, w) = checked(
+            opts.decode_matvec,
+            (q_threads_per_row, 1, 128),
+            |(t, r, w)| {
+                tpr_ok(t)
+                    && (1..=16).contains(&r)
+                    && r.is_power_of_two()
+                    && w.is_power_of_two()
+                    && (t..=info.max_workgroup.min(1024)).contains(&w)
+            },
+            |(t, r, w)| {
+                format!(
+                    "decode mat-vec shape {t}x{r}x{w} (threads a power of two ≤ 64, rows a \
+                     power of two ≤ 16, a power-of-two workgroup of at least the threads, at \
+                     most the device's {} and 1,024)",
+                    info.max_workgroup
+                )
+            },
+        )?;
+        let decode_matvec = [t, r, w];
         // [Q4_K, Q6_K]: 32 bytes of a Q4_K block's quants a lane, 16 of Q6_K's (H200,
         // Qwen3-8B tg64: 211.5 / 213.6 tok/s with both at 16, 238.4 / 239.4 with both at 32,
         // 194.0 at 64; the profile: Q4_K 12,288 × 4,096 25.4 → 20.5 µs, Q6_K 4,096 × 12,288
@@ -207,15 +239,12 @@ impl Tuning {
             } else {
                 opts.decode_kquant
             };
-            let pieces = match opts.decode_pieces {
-                None => shape[3],
-                Some(p @ (1 | 2 | 4)) => p,
-                Some(p) => {
-                    return Err(VulkanError::BadOption(format!(
-                        "decode pieces {p} (1, 2 or 4)"
-                    )))
-                }
-            };
+            let pieces = checked(
+                opts.decode_pieces,
+                shape[3],
+                |p| matches!(p, 1 | 2 | 4),
+                |p| format!("decode pieces {p} (1, 2 or 4)"),
+            )?;
             shape[3] = pieces;
             if on_cpu || !int_dot {
                 *shape = [0; 4];
@@ -242,34 +271,35 @@ impl Tuning {
                 }
             }
         }
-        let attn_ahead = match opts.attn_ahead {
-            None => 4,
-            Some(u @ (2 | 4 | 8)) => u,
-            Some(u) => {
-                return Err(VulkanError::BadOption(format!(
-                    "decode attention keys ahead {u} (2, 4 or 8)"
-                )))
-            }
-        };
-        let attn_wg = match opts.attn_wg {
-            None => 128,
-            Some(w @ (128 | 256)) if w <= info.max_workgroup => w,
-            Some(w) => {
-                return Err(VulkanError::BadOption(format!(
+        let attn_ahead = checked(
+            opts.attn_ahead,
+            4,
+            |u| matches!(u, 2 | 4 | 8),
+            |u| format!("decode attention keys ahead {u} (2, 4 or 8)"),
+        )?;
+        let attn_wg = checked(
+            opts.attn_wg,
+            128,
+            |w| matches!(w, 128 | 256) && w <= info.max_workgroup,
+            |w| {
+                format!(
                     "decode attention workgroup {w} (128 or 256, within the device's {})",
                     info.max_workgroup
-                )))
-            }
-        };
-        let mut chunks = [FIRST_CHUNK, CHUNK];
-        if let Some((first, every)) = opts.submit_chunks {
-            if !(1..=4096).contains(&first) || !(1..=4096).contains(&every) {
-                return Err(VulkanError::BadOption(format!(
-                    "submit pieces {first}x{every} (1–4,096 commands each)"
-                )));
-            }
-            chunks = [first, every];
-        }
+                )
+            },
+        )?;
+        let attn_slices = checked(
+            opts.attn_slices,
+            ATTN_DEC_SLICES as u32,
+            |n| (1..=MAX_SPLITS as u32).contains(&n),
+            |n| format!("decode attention slices {n} (1–{MAX_SPLITS})"),
+        )? as usize;
+        let (first, every) = checked(
+            opts.submit_chunks,
+            (FIRST_CHUNK, CHUNK),
+            |(a, b)| (1..=4096).contains(&a) && (1..=4096).contains(&b),
+            |(a, b)| format!("submit pieces {a}x{b} (1–4,096 commands each)"),
+        )?;
         Ok(Tuning {
             threads_per_row,
             q_threads_per_row,
@@ -290,10 +320,8 @@ impl Tuning {
             attn_merge: opts.attn_merge.unwrap_or(false),
             attn_wg,
             attn_ahead,
-            attn_slices: opts
-                .attn_slices
-                .map_or(ATTN_DEC_SLICES, |n| (n as usize).clamp(1, MAX_SPLITS)),
-            chunks,
+            attn_slices,
+            chunks: [first, every],
         })
     }
 }
@@ -430,6 +458,55 @@ mod tests {
                     ..Default::default()
                 },
                 "0x64",
+            ),
+            (
+                VulkanOptions {
+                    threads_per_row: Some(3),
+                    ..Default::default()
+                },
+                "threads per row 3",
+            ),
+            (
+                VulkanOptions {
+                    prompt_threads_per_row: Some(128),
+                    ..Default::default()
+                },
+                "prompt threads per row 128",
+            ),
+            (
+                VulkanOptions {
+                    decode_matvec: Some((16, 3, 128)),
+                    ..Default::default()
+                },
+                "16x3x128",
+            ),
+            (
+                VulkanOptions {
+                    coopmat_tile: Some((3, 64, 4)),
+                    ..Default::default()
+                },
+                "tile 3x64x4",
+            ),
+            (
+                VulkanOptions {
+                    moe_tile: Some((2, 48, 4)),
+                    ..Default::default()
+                },
+                "MoE cooperative-matrix tile 2x48x4",
+            ),
+            (
+                VulkanOptions {
+                    attn_slices: Some(0),
+                    ..Default::default()
+                },
+                "slices 0",
+            ),
+            (
+                VulkanOptions {
+                    attn_slices: Some(129),
+                    ..Default::default()
+                },
+                "slices 129",
             ),
         ];
         for (opts, names) in bad {

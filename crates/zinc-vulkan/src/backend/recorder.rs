@@ -36,8 +36,8 @@ pub(super) struct Recorder {
     /// Commands recorded so far (dispatches, copies, fills): a value that has not moved means
     /// no buffer was written in between (see `QuantCache`).
     pub(super) ops: u64,
-    /// [FIRST_CHUNK, CHUNK] unless the options say otherwise.
-    pub(super) chunks: [u32; 2],
+    /// See `new`.
+    chunks: [u32; 2],
     /// Since the last barrier: every command declared the one buffer it writes (these), or not
     /// (`None`: anything may have been written).
     pub(super) written: Option<Vec<u64>>,
@@ -69,7 +69,13 @@ pub(super) const PROFILE_PAIRS: u32 = 4096;
 pub const SPAN: &str = "(command buffers)";
 
 impl Recorder {
-    pub(super) fn new(ctx: &Arc<Context>, profile: bool) -> Result<Recorder, VulkanError> {
+    /// `chunks`: commands in the first piece of a recording sent to the device and in each
+    /// later one ([FIRST_CHUNK, CHUNK] unless the options say otherwise).
+    pub(super) fn new(
+        ctx: &Arc<Context>,
+        profile: bool,
+        chunks: [u32; 2],
+    ) -> Result<Recorder, VulkanError> {
         let d = &ctx.device;
         // SAFETY: plain object creation on a live device.
         unsafe {
@@ -118,7 +124,7 @@ impl Recorder {
                 keep: Vec::new(),
                 readback: None,
                 ops: 0,
-                chunks: [FIRST_CHUNK, CHUNK],
+                chunks,
                 written: Some(Vec::new()),
                 since: vk::PipelineStageFlags::empty(),
             })
