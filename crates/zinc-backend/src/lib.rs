@@ -308,4 +308,11 @@ pub trait Backend: Send + Sync {
     fn profile_report(&self) -> Option<Vec<(String, f64, u64)>> {
         None
     }
+
+    /// How long the host has been blocked waiting for the device, in all, since the backend
+    /// was created; `None` where the host does the work itself. A run in which the host
+    /// hardly waited was bound by the host's recording, not by the device.
+    fn host_waited(&self) -> Option<std::time::Duration> {
+        None
+    }
 }

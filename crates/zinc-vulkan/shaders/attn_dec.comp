@@ -6,14 +6,17 @@
 // invocations. Buffers and partials as attn_split.comp (pass 2 is attn_combine.comp, or the merge
 // below); push constants as listed in the block.
 //
-// Specialization constants: 0 = HD, the head dimension; 1 = G, query heads per KV head
-//   (n_head / n_head_kv, ≤ 8); 2 = LPK, invocations per key in the score pass (a power of two
+// Specialization constants: 0 = HD, the head dimension; 1 = G, query heads a workgroup (≤ 8,
+//   dividing `group`, the query heads per KV head: a workgroup's heads share their KV head); 2 = LPK, invocations per key in the score pass (a power of two
 //   ≤ the subgroup size, with HD / LPK a multiple of 8); 3 = MERGE (below); 4 = WG (below);
 //   5 = U, keys an invocation loads at once (2, 4 or 8).
 // Workgroup: WG invocations (specialization constant 4: 128 or 256; more have more of a
-//   slice's keys in flight at once, but measured slower on the H200, see backend.rs). Dispatch: (n_head_kv, nrows, nsplit) workgroups: x = KV head g
-//   (query heads g·G .. g·G + G − 1), y = row t, z = slice s of split_len keys (≤ 1024:
+//   slice's keys in flight at once, but measured slower on the H200, see backend.rs). Dispatch: (n_head / G, nrows, nsplit) workgroups: x = w, query heads
+//   w·G .. w·G + G − 1 (KV head w·G / group), y = row t, z = slice s of split_len keys (≤ 1024:
 //   shared memory holds the slice's G × split_len scores).
+// Direct (push `direct`, one slice: nsplit = 1): no partials — the workgroup writes its heads'
+// outputs itself (acc / l, what attn_combine.comp makes of a single slice) and, with a mode,
+// quantizes them for the out-projection (G·HD a multiple of the block).
 // Scores: LPK invocations share a key, each dotting HD / LPK dimensions with every query head,
 // summed by subgroup shuffles; an invocation loads U keys' vectors before it multiplies, so a
 // slice's reads are in flight together. Softmax of the slice per head (a subgroup per head):
@@ -58,7 +61,9 @@ layout(push_constant, std430) uniform PC {
     uint kv_len_max;
     uint split_len;
     uint merge;   // 1: the last workgroup of each (row, KV head) merges its heads' slices
-    uint mode;    // merge: 0 f32 only, else the activation mode of o's quantization
+    uint mode;    // merge or direct: 0 f32 only, else the activation mode of o's quantization
+    uint group;   // query heads per KV head
+    uint direct;  // 1: one slice, the output written here (see above)
 } pc;
 
 #include "quant8.glsl"
@@ -79,13 +84,14 @@ const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (ME
 shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
 
 void main() {
-    uint g = gl_WorkGroupID.x;
+    uint w = gl_WorkGroupID.x;
     uint t = gl_WorkGroupID.y;
     uint sp = gl_WorkGroupID.z;
     uint nsplit = gl_NumWorkGroups.z;
     uint tid = gl_LocalInvocationID.x;
     uint kv_dim = pc.n_head_kv * HD;
-    uint h0 = g * G;
+    uint h0 = w * G;
+    uint kvh = h0 / pc.group; // the KV head of all G
     uint qbase = (t * pc.n_head + h0) * HD; // the G heads are consecutive
 
     for (uint i = tid; i < G * HD; i += WG) {
@@ -115,7 +121,7 @@ void main() {
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint j = j0 + slot + u * KPP;
                 // Dimensions d0 .. d0 + 7 of key j: one vector of 8 halves.
-                w[u] = j < end ? k4.v[(j * kv_dim + g * HD + d0) / 8u] : uvec4(0u);
+                w[u] = j < end ? k4.v[(j * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
             }
             [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
                 if (gi < G) {
@@ -192,7 +198,7 @@ void main() {
             uvec4 w[U];
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
-                w[u] = i < n ? v4.v[((begin + i) * kv_dim + g * HD + d0) / 8u] : uvec4(0u);
+                w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
             }
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
@@ -240,6 +246,10 @@ void main() {
             uint gi = r / (LPK * 8u);
             uint pl = (r / 8u) % LPK;
             uint d = pl * DPL + 8u * c + r % 8u;
+            if (pc.direct == 1u) {
+                qs[gi * HD + d] = red[r]; // the queries are read; their space holds the sums
+                continue;
+            }
             uint out_base = ((t * pc.n_head + h0 + gi) * nsplit + sp) * (HD + 2u);
             if (MERGE == 1u) {
                 CFloats(pc.part).v[out_base + 2u + d] = red[r];
@@ -248,6 +258,29 @@ void main() {
             }
         }
         barrier();
+    }
+    if (pc.direct == 1u) {
+        // One slice: the output is acc / l (l > 0: the slice holds at least the query's own
+        // position), quantized by the whole workgroup where a mode asks.
+        uint span = G * HD;
+        uint ooff = (t * pc.n_head + h0) * HD;
+        for (uint j0 = 0u; j0 < span; j0 += 4u * WG) {
+            uint e = j0 + 4u * tid;
+            bool live = e < span;
+            vec4 v = vec4(0.0);
+            if (live) {
+                [[unroll]] for (uint k = 0u; k < 4u; k++) {
+                    uint hh = (e + k) / HD;
+                    float l = ml[2u * hh + 1u];
+                    v[k] = qs[e + k] * (l > 0.0 ? 1.0 / l : 0.0);
+                    pc.o.v[ooff + e + k] = v[k];
+                }
+            }
+            if (pc.mode != 0u) {
+                quant_word(tid, v, ooff + e, live, pc.mode, pc.qout, pc.sout); // uniform branch
+            }
+        }
+        return;
     }
     if (tid < G) {
         uint out_base = ((t * pc.n_head + h0 + tid) * nsplit + sp) * (HD + 2u);
@@ -270,7 +303,7 @@ void main() {
     memoryBarrierBuffer(); // this workgroup's partials are visible before it is counted
     barrier();
     if (tid == 0u) {
-        uint done = atomicAdd(pc.count.v[t * pc.n_head_kv + g], 1u);
+        uint done = atomicAdd(pc.count.v[t * gl_NumWorkGroups.x + w], 1u);
         is_last = done == nsplit - 1u ? 1u : 0u;
     }
     barrier();
@@ -330,6 +363,6 @@ void main() {
         }
     }
     if (tid == 0u) {
-        pc.count.v[t * pc.n_head_kv + g] = 0u; // ready for the next dispatch
+        pc.count.v[t * gl_NumWorkGroups.x + w] = 0u; // ready for the next dispatch
     }
 }

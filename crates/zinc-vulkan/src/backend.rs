@@ -89,11 +89,23 @@ const SPLIT_KV: usize = 512;
 /// Keys per slice: at least this many, and at most `MAX_SPLITS` slices.
 const SPLIT_LEN: usize = 64;
 const MAX_SPLITS: usize = 128;
-/// attn_dec.comp's slices at long contexts, about (H200, Qwen3-8B at 4,096 tokens of context:
-/// 33 slices gave 146 tok/s on one instance; on a slower one, 65 slices 125–129 and 128 slices
-/// 113–118 — more workgroups do not pay for merging more partials).
-const ATTN_DEC_SLICES: usize = 32;
-/// Counters of attn_dec.comp's merge: one per KV head of a decode step.
+/// attn_dec.comp's slices at long contexts, about (`VulkanOptions::attn_slices`: with a query
+/// head a workgroup, 16 measured ahead of 32 on the H200 — more workgroups do not pay for
+/// merging more partials).
+const ATTN_DEC_SLICES: usize = 16;
+/// attn_dec.comp's shape for one decode step (`attn_dec_plan`).
+struct AttnDecPlan {
+    /// Its HD, G (`heads`) and LPK.
+    spec: [u32; 3],
+    /// Keys a slice.
+    split_len: usize,
+    /// Query heads a workgroup.
+    heads: usize,
+    /// One slice, each workgroup writing its heads' output (no merge).
+    direct: bool,
+}
+
+/// Counters of attn_dec.comp's merge: one per workgroup of a decode step's heads.
 const ATTN_COUNTERS: usize = 4096;
 /// attn_dec.comp merges its slices itself up to this many of them (its MERGE_MAX).
 const MERGE_SPLITS: usize = 8;
@@ -303,6 +315,10 @@ pub struct VulkanBackend {
     attn_count: Buffer,
     /// See [`VulkanOptions::attn_slices`].
     attn_slices: usize,
+    /// See [`VulkanOptions::attn_heads`].
+    attn_heads: usize,
+    /// See [`VulkanOptions::attn_direct`].
+    attn_direct: usize,
     /// See [`VulkanOptions::attn_wg`].
     attn_wg: u32,
     /// See [`VulkanOptions::attn_ahead`].
@@ -311,6 +327,8 @@ pub struct VulkanBackend {
     attn_merge: bool,
     /// GPU timestamps are on (`VulkanOptions::profile`).
     profiling: bool,
+    /// See [`VulkanOptions::skip_kernels`].
+    skip: Vec<String>,
     rec: Arc<Mutex<Recorder>>,
     pool: Arc<Pool>,
     stats: Arc<Stats>,
@@ -441,7 +459,10 @@ impl VulkanBackend {
             attn_wg: t.attn_wg,
             attn_ahead: t.attn_ahead,
             attn_slices: t.attn_slices,
+            attn_heads: t.attn_heads,
+            attn_direct: t.attn_direct,
             profiling: opts.profile,
+            skip: opts.skip_kernels.clone(),
             rec: Arc::new(Mutex::new(rec)),
             pool: Arc::new(Pool {
                 ctx: ctx.clone(),
@@ -559,6 +580,14 @@ impl VulkanBackend {
         writes: Option<u64>,
         concurrent: bool,
     ) {
+        if !self.skip.is_empty()
+            && self
+                .skip
+                .iter()
+                .any(|s| label == s || label.split(' ').next() == Some(s))
+        {
+            return;
+        }
         let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
         self.rec()
             .dispatch(label, pipe, &push, groups, writes, concurrent)
@@ -568,7 +597,7 @@ impl VulkanBackend {
     /// A profile name for `shader` on a `rows × cols` weight when profiling (mat-vecs are
     /// timed per shape there), else `shader` itself.
     fn shape_label(&self, shader: &'static str, rows: usize, cols: usize) -> &'static str {
-        if !self.profiling {
+        if !self.profiling && self.skip.is_empty() {
             return shader;
         }
         type Names = HashMap<(&'static str, usize, usize), &'static str>;
@@ -1170,7 +1199,14 @@ impl VulkanBackend {
     /// slice length for a decode step over `keys` keys, where it applies: up to 8 query heads a
     /// KV head, head dimensions a multiple of 8, subgroup shuffles, slices of up to 1,024 keys
     /// (at most `MAX_SPLITS` of them) and the shared memory for their scores.
-    fn attn_dec_plan(&self, p: &AttnParams, keys: usize) -> Option<([u32; 3], usize)> {
+    /// attn_dec.comp's plan for a decode step over `keys` keys, the output quantized in
+    /// `block`s where it says; `None`: the kernel does not take this shape.
+    fn attn_dec_plan(
+        &self,
+        p: &AttnParams,
+        keys: usize,
+        block: Option<usize>,
+    ) -> Option<AttnDecPlan> {
         let hd = p.head_dim;
         let subgroups = self.shuffle && self.ctx.info.subgroup_arithmetic;
         if !subgroups || p.n_head_kv == 0 || !p.n_head.is_multiple_of(p.n_head_kv) {
@@ -1190,21 +1226,47 @@ impl VulkanBackend {
         };
         let sgs = self.ctx.info.subgroup_size.clamp(1, most) as usize;
         let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
-        // About `attn_slices` slices (ATTN_DEC_SLICES by default) of 32 to 1,024 keys, a
-        // multiple of 16 (at least 16, 64 or 128 keys a slice measured no faster than 32).
-        let split_len = keys
-            .div_ceil(self.attn_slices)
-            .next_multiple_of(16)
-            .clamp(32, 1024);
+        let divisors = (1..=g.min(8)).filter(|d| g.is_multiple_of(*d));
+        let direct = keys <= self.attn_direct;
+        let (split_len, heads) = if direct {
+            // One slice; the fewest heads a workgroup whose outputs make whole blocks of the
+            // quantization (all of them, unquantized, where none do).
+            let b = block.unwrap_or(1);
+            let heads = divisors
+                .clone()
+                .find(|d| (d * hd).is_multiple_of(b))
+                .unwrap_or(g);
+            (keys.next_multiple_of(16), heads)
+        } else {
+            // About `attn_slices` slices (ATTN_DEC_SLICES by default) of 32 to 1,024 keys, a
+            // multiple of 16 (at least 16, 64 or 128 keys a slice measured no faster than 32);
+            // the most heads a workgroup up to `attn_heads`.
+            let split_len = keys
+                .div_ceil(self.attn_slices)
+                .next_multiple_of(16)
+                .clamp(32, 1024);
+            let heads = divisors
+                .filter(|d| *d <= self.attn_heads)
+                .max()
+                .unwrap_or(1);
+            (split_len, heads)
+        };
         // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of WG words.
         let wg = self.attn_wg as usize;
-        let shared = 4 * (g * hd + g * 1024 + g * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * wg);
+        let h = heads;
+        let shared = 4 * (h * hd + h * 1024 + h * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * wg);
         if keys.div_ceil(split_len) > MAX_SPLITS
+            || split_len > 1024
             || shared > self.ctx.info.max_shared_memory as usize
         {
             return None;
         }
-        Some(([hd as u32, g as u32, lpk as u32], split_len))
+        Some(AttnDecPlan {
+            spec: [hd as u32, heads as u32, lpk as u32],
+            split_len,
+            heads,
+            direct,
+        })
     }
 
     fn scale_buffer(&self, s: Option<&[f32]>) -> Option<u64> {
@@ -1231,6 +1293,10 @@ impl Backend for VulkanBackend {
     fn profile_report(&self) -> Option<Vec<(String, f64, u64)>> {
         self.rec().prof.as_ref().map(|_| ())?;
         Some(self.profile())
+    }
+
+    fn host_waited(&self) -> Option<std::time::Duration> {
+        Some(self.rec().waited)
     }
 
     /// Every weight format has kernels (`shaders/dequant.glsl`).
@@ -1640,26 +1706,37 @@ impl Backend for VulkanBackend {
             }
         };
         if q.rows == 1 && (keys > SPLIT_KV || !self.cpu_attention) {
-            if let Some((spec, split_len)) = self.attn_dec_plan(p, keys) {
-                // The query heads of a KV head together (attn_dec.comp), the slices merged and
-                // the output quantized for the out-projection by attn_combine.comp (or, with
-                // `attn_merge`, by the last workgroup of each KV head where a KV head's query
-                // heads make whole blocks: one dispatch).
+            let target = self.quant_target(1, p.n_head * p.head_dim);
+            let block = target.as_ref().map(|t| if t.0 == 1 { 32 } else { 256 });
+            if let Some(plan) = self.attn_dec_plan(p, keys, block) {
+                // Query heads of a KV head together (attn_dec.comp): with one slice (`direct`)
+                // each workgroup writes and quantizes its heads' output; else the slices are
+                // merged and the output quantized for the out-projection by attn_combine.comp
+                // (or, with `attn_merge`, by the last workgroup of each group of heads where
+                // they make whole blocks: one dispatch).
+                let AttnDecPlan {
+                    spec,
+                    split_len,
+                    heads,
+                    direct,
+                } = plan;
                 let nsplit = keys.div_ceil(split_len);
-                let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
-                let group = p.head_dim * (p.n_head / p.n_head_kv);
-                let target = self
-                    .quant_target(1, p.n_head * p.head_dim)
-                    .filter(|t| group.is_multiple_of(if t.0 == 1 { 32 } else { 256 }));
+                let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
+                let target = target.filter(|t| {
+                    (heads * p.head_dim).is_multiple_of(if t.0 == 1 { 32 } else { 256 })
+                });
                 // Merged in place only where asked (`attn_merge`) and for a few slices: on the
                 // H200 attn_combine.comp is faster at short contexts as well as long ones
                 // (Qwen3-8B at 4,096 tokens, slices then chosen for about 64: 147 → 131 tok/s
                 // merged in place).
-                let merge =
-                    self.attn_merge && p.n_head_kv <= ATTN_COUNTERS && nsplit <= MERGE_SPLITS;
+                let workgroups = p.n_head / heads;
+                let merge = !direct
+                    && self.attn_merge
+                    && workgroups <= ATTN_COUNTERS
+                    && nsplit <= MERGE_SPLITS;
                 let (mode, qa, sa) = target
                     .as_ref()
-                    .filter(|_| merge)
+                    .filter(|_| merge || direct)
                     .map_or((0, 0, 0), |(m, qb, sb)| (*m, qb.addr(), sb.addr()));
                 let pc = Push::new()
                     .addr(q.addr())
@@ -1667,7 +1744,7 @@ impl Backend for VulkanBackend {
                     .addr(cache.v[layer].address)
                     .addr(out.addr())
                     .addr(pos)
-                    .addr(part.addr())
+                    .addr(part.as_ref().map_or(0, |t| t.addr()))
                     .addr(qa)
                     .addr(sa)
                     .addr(self.attn_count.address)
@@ -1680,8 +1757,10 @@ impl Backend for VulkanBackend {
                     .u32((max_pos + 1) as u32)
                     .u32(split_len as u32)
                     .u32(merge as u32)
-                    .u32(mode);
-                let g = [p.n_head_kv as u32, 1, nsplit as u32];
+                    .u32(mode)
+                    .u32((p.n_head / p.n_head_kv) as u32)
+                    .u32(direct as u32);
+                let g = [workgroups as u32, 1, nsplit as u32];
                 let spec = [
                     spec[0],
                     spec[1],
@@ -1691,10 +1770,13 @@ impl Backend for VulkanBackend {
                     self.attn_ahead,
                 ];
                 self.run_ordered("attn_dec", spec, g, pc, None, false);
-                if !merge {
-                    self.attn_combine(&part, &out, p, nsplit);
-                } else if let (Some((m, qb, sb)), true) = (target, mode != 0) {
-                    self.quant_primed(&out, m, qb, sb);
+                match part {
+                    Some(part) if !merge => self.attn_combine(&part, &out, p, nsplit),
+                    _ => {
+                        if let (Some((m, qb, sb)), true) = (target, mode != 0) {
+                            self.quant_primed(&out, m, qb, sb);
+                        }
+                    }
                 }
                 return out;
             }

@@ -10,8 +10,9 @@ use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
 /// of devices without them. The second and last run K-quant decode steps on matvec_dec.comp
 /// (GPUs' default shape, then 3 rows per group of 16 lanes; its MoE form is held to the CPU
 /// and to the generic kernels in end_to_end.rs, the suite's experts being Q8_0/Q4_0); of the two
-/// on GPU-style attention, the second merges attn_dec.comp's slices in place (`attn_merge`),
-/// the last in attn_combine.comp (the default). The last runs the generic decode mat-vec with 4 rows per group of 8 lanes (rows past a matrix's end
+/// on GPU-style attention, the second merges attn_dec.comp's slices in place (`attn_merge`,
+/// two query heads a workgroup), the last writes the output of up to 1,024 keys from one
+/// slice per workgroup (`attn_direct`) and merges longer contexts' in attn_combine.comp. The last runs the generic decode mat-vec with 4 rows per group of 8 lanes (rows past a matrix's end
 /// inside a group).
 #[test]
 fn vulkan_backend_conforms_without_validation_errors() {
@@ -55,6 +56,14 @@ fn conforms(
         // MoE routing: the one-pass ranking, except in the float run (a round per pick).
         route_rank: Some(tpr != 64),
         attn_merge: Some(tpr == 16),
+        // Query heads a workgroup over split keys: 2 in the merging run, 1 in the last; the
+        // last also takes up to 1,024 keys in one slice written directly.
+        attn_heads: match tpr {
+            16 => Some(2),
+            8 => Some(1),
+            _ => None,
+        },
+        attn_direct: (tpr == 8).then_some(1024),
         ..Default::default()
     })
     .expect("a Vulkan device with the validation layer (CI installs lavapipe and vulkan-validationlayers)");

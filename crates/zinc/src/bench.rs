@@ -116,6 +116,8 @@ fn bench_with<B: Backend>(
         // not pinned down; clocks ramping up after the idle model load is the likely one), and
         // a first warm-up that makes one-time copies of weights can take the second alone.
         let mut warm = 0.0f64;
+        // Host time blocked on the device during the timed runs, and their wall time.
+        let (mut timed_wait, mut timed_secs) = (0.0f64, 0.0f64);
         let mut warmups = 0;
         let mut last_speed = 0.0f64;
         let mut rep = 0;
@@ -127,6 +129,7 @@ fn bench_with<B: Backend>(
                 run_secs += t0.elapsed().as_secs_f64();
             }
             let toks = random(n);
+            let waited0 = engine.backend.host_waited();
             let t0 = Instant::now();
             if kind == "pp" {
                 session.eval(&toks, Logits::Last)?;
@@ -139,6 +142,10 @@ fn bench_with<B: Backend>(
             run_secs += secs;
             if rep > 0 {
                 samples.push(n as f64 / secs);
+                if let (Some(a), Some(b)) = (waited0, engine.backend.host_waited()) {
+                    timed_wait += (b - a).as_secs_f64();
+                    timed_secs += secs;
+                }
             }
             eprintln!(
                 "zinc bench: {kind}{n} run {rep}{}: {:.1} tok/s",
@@ -156,6 +163,13 @@ fn bench_with<B: Backend>(
                 }
             }
             rep += 1;
+        }
+        if timed_secs > 0.0 {
+            // Near 0%: the device outran the host's recording (host-bound).
+            eprintln!(
+                "zinc bench: {kind}{n}: the host waited for the device {:.0}% of the timed runs",
+                100.0 * timed_wait / timed_secs
+            );
         }
         let (avg, sd) = stats(&samples);
         let depth = if args.depth > 0 {

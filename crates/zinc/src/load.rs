@@ -73,6 +73,14 @@ pub struct ModelArgs {
     /// Vulkan decode attention: keys each invocation loads at once, 2, 4 or 8 (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_attn_ahead: Option<u32>,
+    /// Vulkan decode attention: query heads a workgroup over split keys, 1, 2, 4 or 8 (kernel
+    /// tuning; default 1).
+    #[arg(long, hide = true)]
+    pub vk_attn_heads: Option<u32>,
+    /// Vulkan decode attention: up to this many keys in one slice, no merge dispatch (kernel
+    /// tuning; default 128).
+    #[arg(long, hide = true)]
+    pub vk_attn_direct: Option<u32>,
     /// Vulkan MoE decode: the experts' down-projection and their weighted sum in one dispatch
     /// (kernel comparisons).
     #[arg(long, hide = true)]
@@ -95,6 +103,10 @@ pub struct ModelArgs {
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
+    /// Vulkan: kernels left out, by profile name, comma-separated: what a run gains without
+    /// them is what they cost (timing only: the results are wrong).
+    #[arg(long, hide = true, value_delimiter = ',')]
+    pub vk_skip: Vec<String>,
     /// Vulkan prompts: quantized weights dequantized to f16 rows before the mat-mul (kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -172,6 +184,15 @@ pub struct ModelArgsLite {
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
+    /// Vulkan decode attention: query heads a workgroup (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_attn_heads: Option<u32>,
+    /// Vulkan decode attention: keys in one directly written slice, at most (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_attn_direct: Option<u32>,
+    /// Vulkan decode attention: slices merged in place (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_attn_merge: Option<bool>,
 }
 
 /// `choose` for commands without a model.
@@ -194,12 +215,15 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_slices: None,
         vk_attn_wg: None,
         vk_attn_ahead: None,
+        vk_attn_heads: a.vk_attn_heads,
+        vk_attn_direct: a.vk_attn_direct,
         vk_moe_fused_down: None,
         vk_route_rank: None,
         vk_moe_route_fused: None,
         vk_chunks: None,
-        vk_attn_merge: None,
+        vk_attn_merge: a.vk_attn_merge,
         vk_cpu_attention: None,
+        vk_skip: Vec::new(),
         vk_coopmat_tile: a.vk_coopmat_tile,
         vk_moe_tile: a.vk_moe_tile,
         vk_prompt_f16: a.vk_prompt_f16,
@@ -210,7 +234,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
 /// The backend a command runs on, resolved from `--backend`.
 pub enum BackendChoice {
     Cpu,
-    Vulkan(VulkanOptions),
+    Vulkan(Box<VulkanOptions>),
 }
 
 /// An engine on whichever backend was chosen (one per process: its size does not matter).
@@ -264,6 +288,8 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_slices: args.vk_attn_slices,
         attn_wg: args.vk_attn_wg,
         attn_ahead: args.vk_attn_ahead,
+        attn_heads: args.vk_attn_heads,
+        attn_direct: args.vk_attn_direct,
         moe_fused_down: args.vk_moe_fused_down,
         route_rank: args.vk_route_rank,
         moe_route_fused: args.vk_moe_route_fused,
@@ -275,17 +301,18 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         prompt_f16: args.vk_prompt_f16,
         prompt_weight_cache_mb: args.vk_prompt_cache_mb,
         profile: args.profile,
+        skip_kernels: args.vk_skip.clone(),
     };
     match args.backend.as_str() {
         "cpu" => Ok(BackendChoice::Cpu),
-        "vulkan" => Ok(BackendChoice::Vulkan(vk)),
+        "vulkan" => Ok(BackendChoice::Vulkan(Box::new(vk))),
         "auto" => {
             if args.device.is_some() {
-                return Ok(BackendChoice::Vulkan(vk));
+                return Ok(BackendChoice::Vulkan(Box::new(vk)));
             }
             match zinc_vulkan::list_devices() {
                 Ok((devices, Some(i))) if devices[i].kind != DeviceKind::Cpu => {
-                    Ok(BackendChoice::Vulkan(vk))
+                    Ok(BackendChoice::Vulkan(Box::new(vk)))
                 }
                 Ok(_) => Ok(BackendChoice::Cpu),
                 Err(e) => {

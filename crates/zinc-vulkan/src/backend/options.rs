@@ -36,12 +36,24 @@ pub struct VulkanOptions {
     /// K-quant as given, kernel tuning. `None`: 2 for Q4_K, 1 for Q6_K.
     pub decode_pieces: Option<u32>,
     /// Decode attention: about this many key slices at long contexts (1–128), kernel tuning.
-    /// `None`: `ATTN_DEC_SLICES` (32; H200, Qwen3-8B tg64 at 4,096 tokens: 16 172.1, 32 171.5,
-    /// 64 163.2, 128 153.0 tok/s; with 512 invocations a slice 16 181.9 against 167.7).
+    /// `None`: `ATTN_DEC_SLICES` (16; H200, Qwen3-8B tg64 at 4,096 tokens with a query head a
+    /// workgroup: 16 216.7, 32 211.3 tok/s; before, with all of a KV head's: 16 172.1, 32
+    /// 171.5, 64 163.2, 128 153.0).
     pub attn_slices: Option<u32>,
     /// Decode attention: keys each invocation loads before it multiplies (2, 4 or 8), kernel
     /// tuning. `None`: 4.
     pub attn_ahead: Option<u32>,
+    /// Decode attention: query heads a workgroup where the keys are split into slices (1, 2,
+    /// 4 or 8; a larger value than a model's heads per KV head takes all of them), kernel
+    /// tuning. `None`: 1 — a slice's keys are read by each of its KV head's query heads, from
+    /// L2 after the first (H200, Qwen3-8B tg64 at 4,096 tokens, one call: all 4 heads 190.3
+    /// tok/s, 2 heads 181.4, 1 head 211.3; 1 head at 16 slices 216.7).
+    pub attn_heads: Option<u32>,
+    /// Decode attention over at most this many keys (0–1,024) in one slice, each workgroup
+    /// writing (and quantizing) its heads' output itself with no merge dispatch, kernel
+    /// tuning. `None`: 128 (H200, tg128 from an empty context, one call: Qwen3-30B-A3B 206.8
+    /// tok/s never, 220.1 up to 64 keys, 229.3 up to 128; Qwen3-8B 240.2, 240.3, 242.5).
+    pub attn_direct: Option<u32>,
     /// Decode attention's workgroup size (128 or 256), kernel tuning. `None`: 128 (H200,
     /// Qwen3-8B tg64 at 4,096 tokens: 190.4 / 189.9 tok/s against 180.0 for 256 and 167.7 for
     /// 512, `attn_dec` 36.6 → 51.6 µs a call at 512; from an empty context 241.2 / 244.6
@@ -80,12 +92,14 @@ pub struct VulkanOptions {
     pub coopmat_tile: Option<(u32, u32, u32)>,
     /// MoE routing ranks every expert in one pass (up to 1,024 experts and 64 picks) instead
     /// of a round of workgroup reductions per pick; the same picks and weights for finite
-    /// logits (NaN ones: ids 0..k−1 of weight 0). `None`: on.
+    /// logits (NaN ones: ids 0..k−1 of weight 0). `None`: on (H200, Qwen3-30B-A3B tg64, one
+    /// call: 204.9 / 205.9 tok/s on, 204.6 off — no faster, but one pass in place of k).
     pub route_rank: Option<bool>,
     /// MoE decode steps route inside the experts' mat-vecs (each workgroup ranks its token's
     /// experts, `matvec_dec.comp`'s `ROUTE`) instead of in `moe_route.comp`'s dispatch before
     /// them, where every expert takes matvec_dec and the down-projection combines, kernel
-    /// comparisons. `None`: off (not yet measured).
+    /// comparisons. `None`: off (H200, Qwen3-30B-A3B tg64, one call: 204.9 / 205.9 tok/s
+    /// off, 149.5 on — every workgroup ranking 128 experts costs more than the dispatch saved).
     pub moe_route_fused: Option<bool>,
     /// MoE decode steps: the experts' down-projection and their weighted sum in one dispatch
     /// (`matvec_dec.comp`'s `MOE` = 2) instead of two, kernel comparisons. `None`: on (H200,
@@ -107,6 +121,10 @@ pub struct VulkanOptions {
     /// Time every dispatch with GPU timestamps (`zinc bench --profile`); see
     /// [`VulkanBackend::profile`].
     pub profile: bool,
+    /// Kernels left out of every recording, by name as profiles print them (`attn_dec`, or
+    /// one shape: `matvec_dec_Q4_K 12288×4096`): what a run loses in speed without them is
+    /// what they cost, barriers included. **The results are wrong**; for timing only.
+    pub skip_kernels: Vec<String>,
 }
 
 /// `VulkanOptions` resolved for one device: every default applied, every given value checked.
@@ -131,6 +149,8 @@ pub(super) struct Tuning {
     pub(super) attn_wg: u32,
     pub(super) attn_ahead: u32,
     pub(super) attn_slices: usize,
+    pub(super) attn_heads: usize,
+    pub(super) attn_direct: usize,
     pub(super) chunks: [u32; 2],
 }
 
@@ -294,6 +314,18 @@ impl Tuning {
             |n| (1..=MAX_SPLITS as u32).contains(&n),
             |n| format!("decode attention slices {n} (1–{MAX_SPLITS})"),
         )? as usize;
+        let attn_heads = checked(
+            opts.attn_heads,
+            1,
+            |h| matches!(h, 1 | 2 | 4 | 8),
+            |h| format!("decode attention heads a workgroup {h} (1, 2, 4 or 8)"),
+        )? as usize;
+        let attn_direct = checked(
+            opts.attn_direct,
+            128,
+            |n| n <= 1024,
+            |n| format!("decode attention keys in one slice {n} (0–1,024)"),
+        )? as usize;
         let (first, every) = checked(
             opts.submit_chunks,
             (FIRST_CHUNK, CHUNK),
@@ -321,6 +353,8 @@ impl Tuning {
             attn_wg,
             attn_ahead,
             attn_slices,
+            attn_heads,
+            attn_direct,
             chunks: [first, every],
         })
     }
@@ -372,6 +406,7 @@ mod tests {
             (gpu.attn_wg, gpu.attn_ahead, gpu.attn_slices),
             (128, 4, ATTN_DEC_SLICES)
         );
+        assert_eq!((gpu.attn_heads, gpu.attn_direct), (1, 128));
         assert!(gpu.moe_fused_down && gpu.route_rank && !gpu.cpu_attention);
         assert_eq!(gpu.f16_budget, (140u64 << 30) / 2);
         assert_eq!(gpu.chunks, [FIRST_CHUNK, CHUNK]);
@@ -451,6 +486,20 @@ mod tests {
                     ..Default::default()
                 },
                 "keys ahead 3",
+            ),
+            (
+                VulkanOptions {
+                    attn_heads: Some(3),
+                    ..Default::default()
+                },
+                "heads a workgroup 3",
+            ),
+            (
+                VulkanOptions {
+                    attn_direct: Some(1025),
+                    ..Default::default()
+                },
+                "keys in one slice 1025",
             ),
             (
                 VulkanOptions {

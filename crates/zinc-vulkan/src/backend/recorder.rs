@@ -43,6 +43,11 @@ pub(super) struct Recorder {
     pub(super) written: Option<Vec<u64>>,
     /// The pipeline stages of the commands since the last barrier (none: no barrier is owed).
     pub(super) since: vk::PipelineStageFlags,
+    /// Host time blocked on fences, in all (`Backend::host_waited`).
+    pub(super) waited: std::time::Duration,
+    /// The pipeline bound in the open command buffer (null: none yet): binding it again is
+    /// skipped.
+    bound: vk::Pipeline,
 }
 
 /// GPU timestamps around every dispatch, summed per shader when a submit completes.
@@ -127,6 +132,8 @@ impl Recorder {
                 chunks,
                 written: Some(Vec::new()),
                 since: vk::PipelineStageFlags::empty(),
+                waited: std::time::Duration::ZERO,
+                bound: vk::Pipeline::null(),
             })
         }
     }
@@ -165,6 +172,7 @@ impl Recorder {
                 }
             }
             self.open = true;
+            self.bound = vk::Pipeline::null();
         }
         Ok(())
     }
@@ -265,7 +273,10 @@ impl Recorder {
             if let Some((pool, q)) = timed {
                 d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::TOP_OF_PIPE, pool, q);
             }
-            d.cmd_bind_pipeline(self.cb, vk::PipelineBindPoint::COMPUTE, pipe);
+            if pipe != self.bound {
+                d.cmd_bind_pipeline(self.cb, vk::PipelineBindPoint::COMPUTE, pipe);
+                self.bound = pipe;
+            }
             d.cmd_push_constants(
                 self.cb,
                 self.ctx.pipeline_layout(),
@@ -362,7 +373,9 @@ impl Recorder {
                 Some(pair) => pair,
                 None if self.flying.len() >= MAX_FLYING => {
                     let (cb, fence) = self.flying.remove(0);
+                    let t = std::time::Instant::now();
                     d.wait_for_fences(&[fence], true, u64::MAX)?;
+                    self.waited += t.elapsed();
                     d.reset_fences(&[fence])?;
                     d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())?;
                     (cb, fence)
@@ -390,7 +403,9 @@ impl Recorder {
         // SAFETY: waits on each submitted fence before resetting it and its command buffer.
         unsafe {
             for (cb, fence) in self.flying.drain(..) {
+                let t = std::time::Instant::now();
                 d.wait_for_fences(&[fence], true, u64::MAX)?;
+                self.waited += t.elapsed();
                 d.reset_fences(&[fence])?;
                 d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())?;
                 self.spare.push((cb, fence));
@@ -433,8 +448,11 @@ impl Recorder {
                 self.fence,
             )?;
             stats.submits.fetch_add(1, Relaxed);
-            d.wait_for_fences(&[self.fence], true, u64::MAX)?;
+            // The pieces flushed before this one finish first (one queue, in order).
             self.land()?;
+            let t = std::time::Instant::now();
+            d.wait_for_fences(&[self.fence], true, u64::MAX)?;
+            self.waited += t.elapsed();
             if let Some(p) = &mut self.prof {
                 let e = p.totals.entry(HOST_WAIT).or_insert((0.0, 0));
                 e.0 += submitted.elapsed().as_nanos() as f64;
