@@ -182,7 +182,7 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
         w.add_f32_tensor(name, ty, &dims, &v).map_err(e)?;
     }
     // Norm weights for whole rows of the mat-mul widths and for heads.
-    for n in [512usize, 160, 128, 64] {
+    for n in [512usize, 160, 128, 64, LONG_COLS] {
         let v: Vec<f32> = randn(&mut rng, n).iter().map(|x| 1.0 + 0.3 * x).collect();
         w.add_f32_tensor(&format!("norm.{n}"), GgmlType::F32, &[n as u64], &v)
             .map_err(e)?;
@@ -873,9 +873,12 @@ pub fn run<B: Backend>(
     // Kernels that quantize their output for the next mat-vec (a pre-norm read by three
     // projections, a gated activation read by the down-projection): the same numbers as the
     // f32 output read back and multiplied anew, and as the reference product.
-    for (tys, cols) in [
-        (["Q4_K", "Q6_K", "Q5_K"], 512usize),
-        (["Q8_0", "Q4_0", "Q5_1"], 160),
+    // (Rows of 2,304 take a norm workgroup of 512: a row in two workgroups, the second with
+    // 256 values.)
+    for (prefix, tys, cols) in [
+        ("mm", ["Q4_K", "Q6_K", "Q5_K"], 512usize),
+        ("mm", ["Q8_0", "Q4_0", "Q5_1"], 160),
+        ("long", ["Q4_K", "Q6_K", "Q5_K"], LONG_COLS),
     ] {
         for ntok in [1usize, 3] {
             let case = format!("fused quantization {} cols={cols} tokens={ntok}", tys[0]);
@@ -884,9 +887,12 @@ pub fn run<B: Backend>(
             }
             let ws = tys
                 .iter()
-                .map(|t| weight(&format!("mm.{t}")))
+                .map(|t| weight(&format!("{prefix}.{t}")))
                 .collect::<Result<Vec<_>, _>>()?;
-            let wvs: Vec<Vec<f32>> = tys.iter().map(|t| dequant(m, &format!("mm.{t}"))).collect();
+            let wvs: Vec<Vec<f32>> = tys
+                .iter()
+                .map(|t| dequant(m, &format!("{prefix}.{t}")))
+                .collect();
             let ty = |i: usize| GgmlType::from_name(tys[i]).expect("format");
             let nw = weight(&format!("norm.{cols}"))?;
             let x = randn(&mut rng, ntok * cols);

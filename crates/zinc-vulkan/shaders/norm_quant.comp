@@ -13,14 +13,14 @@
 // Push constants (std430, in order): Floats x; Floats w; Floats o; Words q; Floats s;
 //   uint ncols; float eps; uint nrows; uint mode (1 Q8_0/Q8_1: ncols a multiple of 32; 2 Q8_K:
 //   of 256).
-// Specialization constants: 0 = WG, the workgroup size (64: rms_norm.comp's for decode-sized
-//   inputs, so the sums agree to the bit; the host takes this kernel for those only); 1 = SG as
-//   there.
-// Dispatch: nrows · ceil(ncols / 256) workgroups, z-folded (wg_linear()): workgroup (row, c)
+// Specialization constants: 0 = WG, the workgroup size (a multiple of 64: rms_norm.comp's for
+//   rows this wide, so the sums agree to the bit; the host takes this kernel for decode steps
+//   only); 1 = SG as there.
+// Dispatch: nrows · ceil(ncols / (4·WG)) workgroups, z-folded (wg_linear()): workgroup (row, c)
 //   sums the whole row's squares (as rms_norm.comp does) and writes and quantizes its values
-//   256c .. 256c + 255, 4 an invocation, so aligned groups of 8 (64) invocations hold whole
-//   32-value (256-value) blocks. Many workgroups share a row: a decode step's norm is spread
-//   over the GPU instead of one workgroup.
+//   4·WG·c .. 4·WG·(c + 1) − 1, 4 an invocation, so aligned groups of 8 (64) invocations hold
+//   whole 32-value (256-value) blocks. Several workgroups share a row: a decode step's norm is
+//   spread over the GPU instead of one workgroup.
 
 #include "common.glsl"
 
@@ -44,7 +44,7 @@ layout(push_constant, std430) uniform PC {
 #include "quant8.glsl"
 
 void main() {
-    uint chunks = (pc.ncols + 255u) / 256u;
+    uint chunks = (pc.ncols + 4u * WG - 1u) / (4u * WG);
     uint row = wg_linear() / chunks;
     uint chunk = wg_linear() % chunks;
     if (row >= pc.nrows) {
@@ -53,8 +53,8 @@ void main() {
     uint tid = gl_LocalInvocationID.x;
     uint base = row * pc.ncols;
     float scale = rms_scale(pc.x, base, pc.ncols, pc.eps);
-    for (uint j0 = 256u * chunk; j0 < 256u * (chunk + 1u); j0 += 4u * WG) {
-        uint j = j0 + 4u * tid;
+    {
+        uint j = 4u * WG * chunk + 4u * tid;
         bool live = j < pc.ncols; // ncols is a multiple of 32: a word is wholly in or out
         vec4 v = vec4(0.0);
         if (live) {

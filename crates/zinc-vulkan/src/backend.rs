@@ -315,6 +315,8 @@ pub struct VulkanBackend {
     attn_count: Buffer,
     /// See [`VulkanOptions::attn_slices`].
     attn_slices: usize,
+    /// See [`VulkanOptions::decode_norm_wg`].
+    decode_norm_wg: Option<u32>,
     /// See [`VulkanOptions::attn_heads`].
     attn_heads: usize,
     /// See [`VulkanOptions::attn_direct`].
@@ -334,10 +336,16 @@ pub struct VulkanBackend {
     stats: Arc<Stats>,
 }
 
-/// The workgroup size of decode steps' RMSNorms (rms_norm.comp and the kernels that must agree
-/// with it to the bit: norm_quant.comp, which spreads a row over workgroups that each sum it
-/// whole, and qk_prep.comp).
-const NORM_WG: u32 = 64;
+/// The workgroup size of every RMSNorm over groups of `group` values, about eight values an
+/// invocation (64 to 512, within the device): rms_norm.comp, and the kernels that must agree
+/// with it to the bit — norm_quant.comp, which spreads a row over workgroups that each sum it
+/// whole, and qk_prep.comp — take it alike. (Decode steps' norms took 64 before: a 4,096-wide
+/// row was 8 rounds of loads an invocation.)
+fn norm_wg(group: usize, max_workgroup: u32) -> u32 {
+    // The largest power of two within the device's workgroups (Vulkan guarantees 128).
+    let most = (1u32 << (31 - max_workgroup.max(64).leading_zeros())).clamp(64, 512);
+    ((group / 8).next_power_of_two() as u32).clamp(64, most)
+}
 
 /// Shared memory of `matmul_cm.comp` with `sgn`·`sgm` subgroups and `bk` columns a step: the
 /// f16 activation (32·sgn tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, a
@@ -460,6 +468,7 @@ impl VulkanBackend {
             attn_ahead: t.attn_ahead,
             attn_slices: t.attn_slices,
             attn_heads: t.attn_heads,
+            decode_norm_wg: t.decode_norm_wg,
             attn_direct: t.attn_direct,
             profiling: opts.profile,
             skip: opts.skip_kernels.clone(),
@@ -966,6 +975,14 @@ impl VulkanBackend {
         Some(a)
     }
 
+    /// `norm_wg` for `rows` rows, or the workgroup the options give decode steps' norms.
+    fn norm_wg(&self, group: usize, rows: usize) -> u32 {
+        match self.decode_norm_wg {
+            Some(wg) if rows <= 4 => wg,
+            _ => norm_wg(group, self.ctx.info.max_workgroup),
+        }
+    }
+
     /// Whether `matvecq` of `w` on `x` runs matvec_dec.comp (a decode step of a K-quant).
     fn dec_kernel(&self, w: &VkWeight, x: &VkTensor) -> bool {
         self.dec_kernel_for(w, x.rows)
@@ -1105,13 +1122,7 @@ impl VulkanBackend {
             .u32(group as u32)
             .f32(eps)
             .u32(ngroups as u32);
-        // Decode steps: NORM_WG, as the fused kernels that must agree with it. Prompts have a
-        // row per workgroup to spare: about eight values an invocation.
-        let wg = if x.rows <= 4 {
-            NORM_WG
-        } else {
-            (group / 8).next_power_of_two().clamp(64, 512) as u32
-        };
+        let wg = self.norm_wg(group, x.rows);
         self.run_spec(
             "rms_norm",
             [wg, self.shuffle as u32, 0],
@@ -1494,8 +1505,9 @@ impl Backend for VulkanBackend {
                     .f32(eps)
                     .u32(x.rows as u32)
                     .u32(mode);
-                let spec = [NORM_WG, self.shuffle as u32, 0];
-                let groups = fold(x.rows * x.cols.div_ceil(256));
+                let wg = self.norm_wg(x.cols, x.rows);
+                let spec = [wg, self.shuffle as u32, 0];
+                let groups = fold(x.rows * x.cols.div_ceil(4 * wg as usize));
                 self.run_spec("norm_quant", spec, groups, push);
                 self.quant_primed(&out, mode, q, s);
             }
@@ -1661,7 +1673,7 @@ impl Backend for VulkanBackend {
             .u32(q.rows as u32)
             .u32(flags);
         // rms_norm.comp's workgroup: the same sums.
-        let spec = [NORM_WG, self.shuffle as u32, 0];
+        let spec = [self.norm_wg(head_dim, q.rows), self.shuffle as u32, 0];
         self.run_spec("qk_prep", spec, fold(q.rows * (nq + 2 * nk)), push);
         Ok(())
     }

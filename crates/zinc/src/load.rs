@@ -81,6 +81,10 @@ pub struct ModelArgs {
     /// tuning; default 128).
     #[arg(long, hide = true)]
     pub vk_attn_direct: Option<u32>,
+    /// Vulkan decode steps' RMSNorm workgroup: 64, 128, 256 or 512 (kernel comparisons;
+    /// default about eight values an invocation).
+    #[arg(long, hide = true)]
+    pub vk_norm_wg: Option<u32>,
     /// Vulkan MoE decode: the experts' down-projection and their weighted sum in one dispatch
     /// (kernel comparisons).
     #[arg(long, hide = true)]
@@ -217,6 +221,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_ahead: None,
         vk_attn_heads: a.vk_attn_heads,
         vk_attn_direct: a.vk_attn_direct,
+        vk_norm_wg: None,
         vk_moe_fused_down: None,
         vk_route_rank: None,
         vk_moe_route_fused: None,
@@ -290,6 +295,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_ahead: args.vk_attn_ahead,
         attn_heads: args.vk_attn_heads,
         attn_direct: args.vk_attn_direct,
+        decode_norm_wg: args.vk_norm_wg,
         moe_fused_down: args.vk_moe_fused_down,
         route_rank: args.vk_route_rank,
         moe_route_fused: args.vk_moe_route_fused,

@@ -54,6 +54,9 @@ pub struct VulkanOptions {
     /// tuning. `None`: 128 (H200, tg128 from an empty context, one call: Qwen3-30B-A3B 206.8
     /// tok/s never, 220.1 up to 64 keys, 229.3 up to 128; Qwen3-8B 240.2, 240.3, 242.5).
     pub attn_direct: Option<u32>,
+    /// The workgroup of decode steps' RMSNorms (64, 128, 256 or 512, within the device),
+    /// kernel comparisons. `None`: about eight values an invocation, as prompts' (`norm_wg`).
+    pub decode_norm_wg: Option<u32>,
     /// Decode attention's workgroup size (128 or 256), kernel tuning. `None`: 128 (H200,
     /// Qwen3-8B tg64 at 4,096 tokens: 190.4 / 189.9 tok/s against 180.0 for 256 and 167.7 for
     /// 512, `attn_dec` 36.6 → 51.6 µs a call at 512; from an empty context 241.2 / 244.6
@@ -151,6 +154,7 @@ pub(super) struct Tuning {
     pub(super) attn_slices: usize,
     pub(super) attn_heads: usize,
     pub(super) attn_direct: usize,
+    pub(super) decode_norm_wg: Option<u32>,
     pub(super) chunks: [u32; 2],
 }
 
@@ -326,6 +330,15 @@ impl Tuning {
             |n| n <= 1024,
             |n| format!("decode attention keys in one slice {n} (0–1,024)"),
         )? as usize;
+        let decode_norm_wg = match opts.decode_norm_wg {
+            Some(w) if !matches!(w, 64 | 128 | 256 | 512) || w > info.max_workgroup => {
+                return Err(VulkanError::BadOption(format!(
+                    "decode norm workgroup {w} (64, 128, 256 or 512, within the device's {})",
+                    info.max_workgroup
+                )))
+            }
+            w => w,
+        };
         let (first, every) = checked(
             opts.submit_chunks,
             (FIRST_CHUNK, CHUNK),
@@ -355,6 +368,7 @@ impl Tuning {
             attn_slices,
             attn_heads,
             attn_direct,
+            decode_norm_wg,
             chunks: [first, every],
         })
     }
@@ -500,6 +514,13 @@ mod tests {
                     ..Default::default()
                 },
                 "keys in one slice 1025",
+            ),
+            (
+                VulkanOptions {
+                    decode_norm_wg: Some(32),
+                    ..Default::default()
+                },
+                "decode norm workgroup 32",
             ),
             (
                 VulkanOptions {
