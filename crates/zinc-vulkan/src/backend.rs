@@ -316,7 +316,7 @@ pub struct VulkanBackend {
     /// See [`VulkanOptions::attn_slices`].
     attn_slices: usize,
     /// See [`VulkanOptions::decode_norm_wg`].
-    decode_norm_wg: Option<u32>,
+    decode_norm_wg: u32,
     /// See [`VulkanOptions::attn_heads`].
     attn_heads: usize,
     /// See [`VulkanOptions::attn_direct`].
@@ -336,16 +336,19 @@ pub struct VulkanBackend {
     stats: Arc<Stats>,
 }
 
-/// The workgroup size of every RMSNorm over groups of `group` values, about eight values an
-/// invocation (64 to 512, within the device): rms_norm.comp, and the kernels that must agree
-/// with it to the bit — norm_quant.comp, which spreads a row over workgroups that each sum it
-/// whole, and qk_prep.comp — take it alike. (Decode steps' norms took 64 before: a 4,096-wide
-/// row was 8 rounds of loads an invocation.)
+/// The workgroup size of prompts' RMSNorms over groups of `group` values: about eight values an
+/// invocation (64 to 512, within the device). Decode steps' take `DECODE_NORM_WG` (or the
+/// options' `decode_norm_wg`) in rms_norm.comp and in the kernels that must agree with it to
+/// the bit: norm_quant.comp, which spreads a row over workgroups that each sum it whole, and
+/// qk_prep.comp.
 fn norm_wg(group: usize, max_workgroup: u32) -> u32 {
     // The largest power of two within the device's workgroups (Vulkan guarantees 128).
     let most = (1u32 << (31 - max_workgroup.max(64).leading_zeros())).clamp(64, 512);
     ((group / 8).next_power_of_two() as u32).clamp(64, most)
 }
+
+/// Decode steps' RMSNorm workgroup (`VulkanOptions::decode_norm_wg`).
+const DECODE_NORM_WG: u32 = 64;
 
 /// Shared memory of `matmul_cm.comp` with `sgn`·`sgm` subgroups and `bk` columns a step: the
 /// f16 activation (32·sgn tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, a
@@ -975,11 +978,12 @@ impl VulkanBackend {
         Some(a)
     }
 
-    /// `norm_wg` for `rows` rows, or the workgroup the options give decode steps' norms.
+    /// The RMSNorm workgroup for `rows` rows of groups of `group` values (`norm_wg`).
     fn norm_wg(&self, group: usize, rows: usize) -> u32 {
-        match self.decode_norm_wg {
-            Some(wg) if rows <= 4 => wg,
-            _ => norm_wg(group, self.ctx.info.max_workgroup),
+        if rows <= 4 {
+            self.decode_norm_wg
+        } else {
+            norm_wg(group, self.ctx.info.max_workgroup)
         }
     }
 

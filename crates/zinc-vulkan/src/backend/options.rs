@@ -55,7 +55,9 @@ pub struct VulkanOptions {
     /// tok/s never, 220.1 up to 64 keys, 229.3 up to 128; Qwen3-8B 240.2, 240.3, 242.5).
     pub attn_direct: Option<u32>,
     /// The workgroup of decode steps' RMSNorms (64, 128, 256 or 512, within the device),
-    /// kernel comparisons. `None`: about eight values an invocation, as prompts' (`norm_wg`).
+    /// kernel comparisons. `None`: `DECODE_NORM_WG`, 64 (H200, tg128, one call: Qwen3-8B 244.9
+    /// tok/s at 64 against 239.1 at 512; Qwen3-30B-A3B, 2,048-wide rows, 228.8 / 228.9 against
+    /// 231.2 / 229.9 at 256 — about eight values an invocation, as prompts take, is no faster).
     pub decode_norm_wg: Option<u32>,
     /// Decode attention's workgroup size (128 or 256), kernel tuning. `None`: 128 (H200,
     /// Qwen3-8B tg64 at 4,096 tokens: 190.4 / 189.9 tok/s against 180.0 for 256 and 167.7 for
@@ -154,7 +156,7 @@ pub(super) struct Tuning {
     pub(super) attn_slices: usize,
     pub(super) attn_heads: usize,
     pub(super) attn_direct: usize,
-    pub(super) decode_norm_wg: Option<u32>,
+    pub(super) decode_norm_wg: u32,
     pub(super) chunks: [u32; 2],
 }
 
@@ -337,7 +339,7 @@ impl Tuning {
                     info.max_workgroup
                 )))
             }
-            w => w,
+            w => w.unwrap_or(DECODE_NORM_WG),
         };
         let (first, every) = checked(
             opts.submit_chunks,
@@ -421,6 +423,7 @@ mod tests {
             (128, 4, ATTN_DEC_SLICES)
         );
         assert_eq!((gpu.attn_heads, gpu.attn_direct), (1, 128));
+        assert_eq!(gpu.decode_norm_wg, DECODE_NORM_WG);
         assert!(gpu.moe_fused_down && gpu.route_rank && !gpu.cpu_attention);
         assert_eq!(gpu.f16_budget, (140u64 << 30) / 2);
         assert_eq!(gpu.chunks, [FIRST_CHUNK, CHUNK]);
