@@ -315,4 +315,13 @@ pub trait Backend: Send + Sync {
     fn host_waited(&self) -> Option<std::time::Duration> {
         None
     }
+
+    /// Ablation, for measuring what each kernel costs (`zinc bench --ablate`): the kernels
+    /// dispatched since the last call with `Some`, by name, with their counts; and with
+    /// `Some(names)`, from now on those kernels are left out of every recording (the results
+    /// are wrong; the timing is real) and the counts start afresh. `None` where the backend
+    /// cannot (the default).
+    fn ablation(&self, _skip: Option<&[String]>) -> Option<Vec<(String, u64)>> {
+        None
+    }
 }

@@ -7,9 +7,10 @@
 // below); push constants as listed in the block.
 //
 // Specialization constants: 0 = HD, the head dimension; 1 = G, query heads a workgroup (≤ 8,
-//   dividing `group`, the query heads per KV head: a workgroup's heads share their KV head); 2 = LPK, invocations per key in the score pass (a power of two
-//   ≤ the subgroup size, with HD / LPK a multiple of 8); 3 = MERGE (below); 4 = WG (below);
-//   5 = U, keys an invocation loads at once (2, 4 or 8).
+//   dividing `group`, the query heads per KV head: a workgroup's heads share their KV head);
+//   2 = LPK, invocations per key in the score pass (a power of two ≤ the subgroup size, with
+//   HD / LPK a multiple of 8); 3 = MERGE (below); 4 = WG (below); 5 = U, keys an invocation
+//   loads at once (2, 4 or 8).
 // Workgroup: WG invocations (specialization constant 4: 128 or 256; more have more of a
 //   slice's keys in flight at once, but measured slower on the H200, see backend.rs). Dispatch: (n_head / G, nrows, nsplit) workgroups: x = w, query heads
 //   w·G .. w·G + G − 1 (KV head w·G / group), y = row t, z = slice s of split_len keys (≤ 1024:
@@ -23,7 +24,7 @@
 // m = its largest score, weights e^(s − m), l = their sum. Values the same way round: invocation
 // (key slot, part) sums its keys' 8-dimension vectors times the weights for all G heads, and the
 // key slots are summed (shuffles within a subgroup, then subgroups in order through `red`). Partials [m, l, acc] per (row, head, slice). With `merge`, the
-// last workgroup of a (row, KV head) to finish (a counter, device-scope atomics) merges them
+// last workgroup of a (row, group of G heads) to finish (a counter, device-scope atomics) merges them
 // as attn_combine.comp does — one dispatch for the whole attention — and may quantize the
 // result for the out-projection (quant8.glsl; G·HD a multiple of the block).
 
@@ -51,7 +52,7 @@ layout(push_constant, std430) uniform PC {
     Floats part;
     Words qout;   // merge: o quantized (quant8.glsl), when mode > 0
     Floats sout;
-    Words count;  // merge: a counter per (row, KV head), zero between dispatches
+    Words count;  // merge: a counter per (row, workgroup column w), zero between dispatches
     uint n_head;
     uint n_head_kv;
     uint head_dim;
@@ -60,7 +61,7 @@ layout(push_constant, std430) uniform PC {
     uint window;
     uint kv_len_max;
     uint split_len;
-    uint merge;   // 1: the last workgroup of each (row, KV head) merges its heads' slices
+    uint merge;   // 1: the last workgroup of each (row, w) merges its heads' slices
     uint mode;    // merge or direct: 0 f32 only, else the activation mode of o's quantization
     uint group;   // query heads per KV head
     uint direct;  // 1: one slice, the output written here (see above)
@@ -298,7 +299,7 @@ void main() {
         return;
     }
 
-    // The last of the nsplit workgroups of (row t, KV head g) merges the slices of its G heads
+    // The last of the nsplit workgroups of (row t, heads w·G ..) merges the slices of its G heads
     // (attn_combine.comp's arithmetic, with each slice's weight computed once) and, with a mode, quantizes the merged G·HD values.
     memoryBarrierBuffer(); // this workgroup's partials are visible before it is counted
     barrier();

@@ -93,6 +93,18 @@ const MAX_SPLITS: usize = 128;
 /// head a workgroup, 16 measured ahead of 32 on the H200 — more workgroups do not pay for
 /// merging more partials).
 const ATTN_DEC_SLICES: usize = 16;
+/// Kernels whose outputs index other data (expert ids): left out, later kernels could read out
+/// of bounds, so they are never skipped, nor counted for an ablation.
+pub(crate) const NEVER_SKIPPED: [&str; 2] = ["moe_route", "moe_sort"];
+
+/// `Backend::ablation`'s state.
+struct Ablation {
+    /// Kernels left out of every recording, by profile name or a name's first word.
+    skip: Vec<String>,
+    /// Dispatches by profile name since the counts were last cleared.
+    counts: HashMap<&'static str, u64>,
+}
+
 /// attn_dec.comp's shape for one decode step (`attn_dec_plan`).
 struct AttnDecPlan {
     /// Its HD, G (`heads`) and LPK.
@@ -329,8 +341,10 @@ pub struct VulkanBackend {
     attn_merge: bool,
     /// GPU timestamps are on (`VulkanOptions::profile`).
     profiling: bool,
-    /// See [`VulkanOptions::skip_kernels`].
-    skip: Vec<String>,
+    /// Kernels left out and kernels counted (`VulkanOptions::skip_kernels`,
+    /// `Backend::ablation`); `ablating` says whether to look.
+    ablating: std::sync::atomic::AtomicBool,
+    ablation: Mutex<Ablation>,
     rec: Arc<Mutex<Recorder>>,
     pool: Arc<Pool>,
     stats: Arc<Stats>,
@@ -474,7 +488,11 @@ impl VulkanBackend {
             decode_norm_wg: t.decode_norm_wg,
             attn_direct: t.attn_direct,
             profiling: opts.profile,
-            skip: opts.skip_kernels.clone(),
+            ablating: (!opts.skip_kernels.is_empty()).into(),
+            ablation: Mutex::new(Ablation {
+                skip: opts.skip_kernels.clone(),
+                counts: HashMap::new(),
+            }),
             rec: Arc::new(Mutex::new(rec)),
             pool: Arc::new(Pool {
                 ctx: ctx.clone(),
@@ -592,13 +610,15 @@ impl VulkanBackend {
         writes: Option<u64>,
         concurrent: bool,
     ) {
-        if !self.skip.is_empty()
-            && self
-                .skip
-                .iter()
-                .any(|s| label == s || label.split(' ').next() == Some(s))
-        {
-            return;
+        if self.ablating.load(Relaxed) {
+            let mut a = self.ablation.lock().unwrap_or_else(|e| e.into_inner());
+            let named = |s: &String| label == s || label.split(' ').next() == Some(s.as_str());
+            if a.skip.iter().any(named) {
+                return;
+            }
+            if !NEVER_SKIPPED.contains(&label) {
+                *a.counts.entry(label).or_default() += 1;
+            }
         }
         let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
         self.rec()
@@ -609,7 +629,7 @@ impl VulkanBackend {
     /// A profile name for `shader` on a `rows × cols` weight when profiling (mat-vecs are
     /// timed per shape there), else `shader` itself.
     fn shape_label(&self, shader: &'static str, rows: usize, cols: usize) -> &'static str {
-        if !self.profiling && self.skip.is_empty() {
+        if !self.profiling && !self.ablating.load(Relaxed) {
             return shader;
         }
         type Names = HashMap<(&'static str, usize, usize), &'static str>;
@@ -1210,12 +1230,10 @@ impl VulkanBackend {
         (self.coopmat && self.shuffle && rows > 4 && fits).then_some(name)
     }
 
-    /// attn_dec.comp's specialization ([head_dim, heads per KV head, invocations per key]) and
-    /// slice length for a decode step over `keys` keys, where it applies: up to 8 query heads a
-    /// KV head, head dimensions a multiple of 8, subgroup shuffles, slices of up to 1,024 keys
-    /// (at most `MAX_SPLITS` of them) and the shared memory for their scores.
     /// attn_dec.comp's plan for a decode step over `keys` keys, the output quantized in
-    /// `block`s where it says; `None`: the kernel does not take this shape.
+    /// `block`s where it says, where the kernel applies: up to 8 query heads a KV head, head
+    /// dimensions a multiple of 8, subgroup shuffles, slices of up to 1,024 keys (at most
+    /// `MAX_SPLITS` of them) and the shared memory for their scores; `None` elsewhere.
     fn attn_dec_plan(
         &self,
         p: &AttnParams,
@@ -1245,12 +1263,13 @@ impl VulkanBackend {
         let direct = keys <= self.attn_direct;
         let (split_len, heads) = if direct {
             // One slice; the fewest heads a workgroup whose outputs make whole blocks of the
-            // quantization (all of them, unquantized, where none do).
+            // quantization (one, unquantized — the out-projection quantizes its input itself —
+            // where none do).
             let b = block.unwrap_or(1);
             let heads = divisors
                 .clone()
                 .find(|d| (d * hd).is_multiple_of(b))
-                .unwrap_or(g);
+                .unwrap_or(1);
             (keys.next_multiple_of(16), heads)
         } else {
             // About `attn_slices` slices (ATTN_DEC_SLICES by default) of 32 to 1,024 keys, a
@@ -1312,6 +1331,20 @@ impl Backend for VulkanBackend {
 
     fn host_waited(&self) -> Option<std::time::Duration> {
         Some(self.rec().waited)
+    }
+
+    fn ablation(&self, skip: Option<&[String]>) -> Option<Vec<(String, u64)>> {
+        let mut a = self.ablation.lock().unwrap_or_else(|e| e.into_inner());
+        let mut counts: Vec<(String, u64)> =
+            a.counts.iter().map(|(k, &n)| (k.to_string(), n)).collect();
+        counts.sort();
+        if let Some(names) = skip {
+            let allowed = |n: &&String| !NEVER_SKIPPED.contains(&n.as_str());
+            a.skip = names.iter().filter(allowed).cloned().collect();
+            a.counts.clear();
+            self.ablating.store(true, Relaxed);
+        }
+        Some(counts)
     }
 
     /// Every weight format has kernels (`shaders/dequant.glsl`).

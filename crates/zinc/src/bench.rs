@@ -33,6 +33,10 @@ pub struct BenchArgs {
     /// Output: `md` (a table) or `json` (one document on stdout).
     #[arg(short = 'o', long, default_value = "md")]
     pub output: String,
+    /// Vulkan: also measure what each kernel costs, by running each test again without it, one
+    /// kernel at a time (those runs' results are wrong; their timing is real). Tables on stderr.
+    #[arg(long)]
+    pub ablate: bool,
 }
 
 #[derive(Serialize)]
@@ -84,6 +88,160 @@ pub fn bench(args: &BenchArgs) -> Result<()> {
     crate::with_engine!(engine, e => bench_with(args, e, &file))
 }
 
+/// One test of a bench: `n` prompt tokens at once (`pp`) or `n` generated one by one (`tg`),
+/// after the depth tokens.
+struct Test<'a> {
+    kind: &'static str,
+    n: usize,
+    n_ctx: usize,
+    reps: usize,
+    depth_tokens: &'a [u32],
+}
+
+/// A test's timed repetitions.
+struct Measured {
+    /// Tokens per second of each repetition.
+    samples: Vec<f64>,
+    /// Wall time of every evaluation, warm-ups and depth included.
+    run_secs: f64,
+    /// Host time blocked on the device during the repetitions, and their wall time.
+    timed_wait: f64,
+    timed_secs: f64,
+}
+
+impl Test<'_> {
+    /// Warm-ups, then the repetitions (`log`: each run's speed on stderr).
+    fn measure<B: Backend>(
+        &self,
+        engine: &zinc_engine::Engine<B>,
+        random: &mut dyn FnMut(usize) -> Vec<u32>,
+        log: bool,
+    ) -> Result<Measured> {
+        let (kind, n) = (self.kind, self.n);
+        let mut m = Measured {
+            samples: Vec::new(),
+            run_secs: 0.0,
+            timed_wait: 0.0,
+            timed_secs: 0.0,
+        };
+        // Warm-ups (rep 0) repeat until they have run for a second and the last was no more
+        // than 5% faster than the one before (at most WARMUPS times): after one short warm-up,
+        // the H200's prompt-512 runs climbed 3,429, 5,257, 7,007, 7,883 tok/s (the cause was
+        // not pinned down; clocks ramping up after the idle model load is the likely one), and
+        // a first warm-up that makes one-time copies of weights can take the second alone.
+        let mut warm = 0.0f64;
+        let mut warmups = 0;
+        let mut last_speed = 0.0f64;
+        let mut rep = 0;
+        while rep <= self.reps {
+            let mut session = engine.session(self.n_ctx);
+            if !self.depth_tokens.is_empty() {
+                let t0 = Instant::now();
+                session.eval(self.depth_tokens, Logits::Last)?;
+                m.run_secs += t0.elapsed().as_secs_f64();
+            }
+            let toks = random(n);
+            let waited0 = engine.backend.host_waited();
+            let t0 = Instant::now();
+            if kind == "pp" {
+                session.eval(&toks, Logits::Last)?;
+            } else {
+                for &t in &toks {
+                    session.eval(&[t], Logits::Last)?;
+                }
+            }
+            let secs = t0.elapsed().as_secs_f64();
+            m.run_secs += secs;
+            if rep > 0 {
+                m.samples.push(n as f64 / secs);
+                if let (Some(a), Some(b)) = (waited0, engine.backend.host_waited()) {
+                    m.timed_wait += (b - a).as_secs_f64();
+                    m.timed_secs += secs;
+                }
+            }
+            if log {
+                eprintln!(
+                    "zinc bench: {kind}{n} run {rep}{}: {:.1} tok/s",
+                    if rep == 0 { " (warm-up)" } else { "" },
+                    n as f64 / secs
+                );
+            }
+            if rep == 0 {
+                warm += secs;
+                warmups += 1;
+                let speed = n as f64 / secs;
+                let climbing = warmups < 2 || speed > 1.05 * last_speed;
+                last_speed = speed;
+                if (warm < WARMUP_SECS || climbing) && warmups < WARMUPS {
+                    continue;
+                }
+            }
+            rep += 1;
+        }
+        Ok(m)
+    }
+}
+
+/// `--ablate`: the test again without each kernel a run of it dispatches, one at a time. What
+/// a run gains without a kernel is what it costs, barriers and launch included (the results
+/// are wrong; the timing is real). A table, most costly first.
+fn ablation<B: Backend>(
+    engine: &zinc_engine::Engine<B>,
+    test: &Test,
+    random: &mut dyn FnMut(usize) -> Vec<u32>,
+    name: &str,
+    base: f64,
+) -> Result<String> {
+    // The kernels of one run (the depth's prefill not counted), and how often each ran.
+    let mut session = engine.session(test.n_ctx);
+    if !test.depth_tokens.is_empty() {
+        session.eval(test.depth_tokens, Logits::Last)?;
+    }
+    engine.backend.ablation(Some(&[]));
+    let toks = random(test.n);
+    if test.kind == "pp" {
+        session.eval(&toks, Logits::Last)?;
+    } else {
+        for &t in &toks {
+            session.eval(&[t], Logits::Last)?;
+        }
+    }
+    drop(session);
+    let counts = engine.backend.ablation(Some(&[])).unwrap_or_default();
+    let mut rows = Vec::new();
+    for (kernel, calls) in &counts {
+        engine.backend.ablation(Some(std::slice::from_ref(kernel)));
+        let m = test.measure(engine, random, false)?;
+        let (tps, _) = stats(&m.samples);
+        eprintln!("zinc bench: {name} without {kernel}: {tps:.1} tok/s");
+        rows.push((kernel.clone(), *calls, tps, 1e6 / base - 1e6 / tps));
+    }
+    engine.backend.ablation(Some(&[]));
+    rows.sort_by(|a, b| b.3.total_cmp(&a.3));
+    let per = if test.kind == "pp" {
+        "a run"
+    } else {
+        "a token"
+    };
+    let mut t = format!(
+        "What each kernel costs ({name}, {base:.1} tok/s): the test without it\n\
+         | kernel | calls {per} | tok/s without | µs a token | share |\n\
+         | --- | ---: | ---: | ---: | ---: |"
+    );
+    let token_us = 1e6 / base;
+    for (k, calls, tps, us) in rows {
+        let calls = match test.kind {
+            "pp" => calls as f64,
+            _ => calls as f64 / test.n.max(1) as f64,
+        };
+        t.push_str(&format!(
+            "\n| {k} | {calls:.1} | {tps:.1} | {us:.2} | {:.1}% |",
+            100.0 * us / token_us
+        ));
+    }
+    Ok(t)
+}
+
 fn bench_with<B: Backend>(
     args: &BenchArgs,
     engine: zinc_engine::Engine<B>,
@@ -108,84 +266,50 @@ fn bench_with<B: Backend>(
     }
     // Wall time of every timed evaluation (warm-ups and depth prefills too), for the profile.
     let mut run_secs = 0.0f64;
+    let mut ablations = Vec::new();
     for (kind, n) in tests {
-        let mut samples = Vec::new();
-        // Warm-ups (rep 0) repeat until they have run for a second and the last was no more
-        // than 5% faster than the one before (at most WARMUPS times): after one short warm-up,
-        // the H200's prompt-512 runs climbed 3,429, 5,257, 7,007, 7,883 tok/s (the cause was
-        // not pinned down; clocks ramping up after the idle model load is the likely one), and
-        // a first warm-up that makes one-time copies of weights can take the second alone.
-        let mut warm = 0.0f64;
-        // Host time blocked on the device during the timed runs, and their wall time.
-        let (mut timed_wait, mut timed_secs) = (0.0f64, 0.0f64);
-        let mut warmups = 0;
-        let mut last_speed = 0.0f64;
-        let mut rep = 0;
-        while rep <= args.reps {
-            let mut session = engine.session(n_ctx);
-            if !depth_tokens.is_empty() {
-                let t0 = Instant::now();
-                session.eval(&depth_tokens, Logits::Last)?;
-                run_secs += t0.elapsed().as_secs_f64();
-            }
-            let toks = random(n);
-            let waited0 = engine.backend.host_waited();
-            let t0 = Instant::now();
-            if kind == "pp" {
-                session.eval(&toks, Logits::Last)?;
-            } else {
-                for &t in &toks {
-                    session.eval(&[t], Logits::Last)?;
-                }
-            }
-            let secs = t0.elapsed().as_secs_f64();
-            run_secs += secs;
-            if rep > 0 {
-                samples.push(n as f64 / secs);
-                if let (Some(a), Some(b)) = (waited0, engine.backend.host_waited()) {
-                    timed_wait += (b - a).as_secs_f64();
-                    timed_secs += secs;
-                }
-            }
-            eprintln!(
-                "zinc bench: {kind}{n} run {rep}{}: {:.1} tok/s",
-                if rep == 0 { " (warm-up)" } else { "" },
-                n as f64 / secs
+        let test = Test {
+            kind,
+            n,
+            n_ctx,
+            reps: args.reps,
+            depth_tokens: &depth_tokens,
+        };
+        let ablate = args.ablate && engine.backend.ablation(Some(&[])).is_some();
+        if args.ablate && !ablate {
+            bail!(
+                "--ablate: the {} backend cannot leave kernels out",
+                engine.backend.name()
             );
-            if rep == 0 {
-                warm += secs;
-                warmups += 1;
-                let speed = n as f64 / secs;
-                let climbing = warmups < 2 || speed > 1.05 * last_speed;
-                last_speed = speed;
-                if (warm < WARMUP_SECS || climbing) && warmups < WARMUPS {
-                    continue;
-                }
-            }
-            rep += 1;
         }
-        if timed_secs > 0.0 {
+        let m = test.measure(&engine, &mut random, true)?;
+        run_secs += m.run_secs;
+        if m.timed_secs > 0.0 {
             // Near 0%: the device outran the host's recording (host-bound).
             eprintln!(
                 "zinc bench: {kind}{n}: the host waited for the device {:.0}% of the timed runs",
-                100.0 * timed_wait / timed_secs
+                100.0 * m.timed_wait / m.timed_secs
             );
         }
-        let (avg, sd) = stats(&samples);
+        let (avg, sd) = stats(&m.samples);
         let depth = if args.depth > 0 {
             format!(" @ d{}", args.depth)
         } else {
             String::new()
         };
+        let name = format!("{kind}{n}{depth}");
+        if ablate {
+            ablations.push(ablation(&engine, &test, &mut random, &name, avg)?);
+        }
         results.push(TestResult {
-            test: format!("{kind}{n}{depth}"),
+            test: name,
             n_prompt: if kind == "pp" { n } else { 0 },
             n_gen: if kind == "tg" { n } else { 0 },
             depth: args.depth,
             reps: args.reps,
             avg_ts: avg,
             stddev_ts: sd,
-            samples_ts: samples,
+            samples_ts: m.samples,
         });
     }
     let n_params: u64 = file.tensors().map(|t| t.info.n_elements).sum();
@@ -221,6 +345,9 @@ fn bench_with<B: Backend>(
                 eprintln!("{name}: {ms:.1} ms over {n} submits");
             }
         }
+    }
+    for table in &ablations {
+        eprintln!("{table}");
     }
     if args.output == "json" {
         println!("{}", serde_json::to_string_pretty(&report)?);

@@ -64,7 +64,7 @@ pub struct ModelArgs {
     #[arg(long, hide = true)]
     pub vk_decode_pieces: Option<u32>,
     /// Vulkan decode attention: about this many key slices at long contexts (kernel tuning;
-    /// default 32).
+    /// default 16).
     #[arg(long, hide = true)]
     pub vk_attn_slices: Option<u32>,
     /// Vulkan decode attention's workgroup size: 128 or 256 (kernel tuning; default 128).
@@ -82,7 +82,7 @@ pub struct ModelArgs {
     #[arg(long, hide = true)]
     pub vk_attn_direct: Option<u32>,
     /// Vulkan decode steps' RMSNorm workgroup: 64, 128, 256 or 512 (kernel comparisons;
-    /// default about eight values an invocation).
+    /// default 64).
     #[arg(long, hide = true)]
     pub vk_norm_wg: Option<u32>,
     /// Vulkan MoE decode: the experts' down-projection and their weighted sum in one dispatch

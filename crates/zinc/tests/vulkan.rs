@@ -93,3 +93,62 @@ fn without_a_vulkan_driver_auto_falls_back_to_the_cpu() {
     assert!(out.status.success(), "{err}");
     assert!(err.contains("running on the CPU"), "{err}");
 }
+
+/// `zinc bench --ablate`: after the test, the same test once without each kernel it ran; the
+/// table lists every kernel of a generation step with its calls a token (a tiny Qwen3: two
+/// layers, so two norms a layer's pre-norms and one attention a layer). The CPU backend says
+/// it cannot.
+#[test]
+fn bench_ablate_measures_each_kernel_left_out() {
+    let tiny = repo_root().join("tests/fixtures/tiny/qwen3-tiny.gguf");
+    let bench = |backend: &str| {
+        Command::new(env!("CARGO_BIN_EXE_zinc"))
+            .args([
+                "bench",
+                "--backend",
+                backend,
+                "-p",
+                "0",
+                "-n",
+                "2",
+                "-r",
+                "1",
+                "--ablate",
+                "-m",
+            ])
+            .arg(&tiny)
+            .output()
+            .expect("run zinc")
+    };
+    let out = bench("vulkan");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let table = err
+        .split("What each kernel costs (tg2, ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no ablation table in {err}"));
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .skip(3)
+        .take_while(|l| l.starts_with("| "))
+        .map(|l| l.trim_matches('|').split('|').map(str::trim).collect())
+        .collect();
+    let calls = |name: &str| {
+        rows.iter()
+            .find(|r| r[0] == name)
+            .map(|r| r[1].parse::<f64>().unwrap())
+            .unwrap_or_else(|| panic!("no {name} row in {table}"))
+    };
+    let layers = 2.0;
+    assert_eq!(calls("attention"), layers, "{table}");
+    assert_eq!(calls("qk_prep"), layers, "{table}");
+    for r in &rows {
+        let tps: f64 = r[2].parse().unwrap();
+        assert!(tps > 0.0, "{table}");
+        assert!(!r[0].starts_with("moe_route"), "{table}");
+    }
+    let out = bench("cpu");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(err.contains("cannot leave kernels out"), "{err}");
+}

@@ -341,6 +341,15 @@ impl Tuning {
             }
             w => w.unwrap_or(DECODE_NORM_WG),
         };
+        if let Some(k) = opts
+            .skip_kernels
+            .iter()
+            .find(|k| NEVER_SKIPPED.contains(&k.as_str()))
+        {
+            return Err(VulkanError::BadOption(format!(
+                "leaving out {k}: its output indexes experts, later kernels could read out of bounds"
+            )));
+        }
         let (first, every) = checked(
             opts.submit_chunks,
             (FIRST_CHUNK, CHUNK),
@@ -524,6 +533,13 @@ mod tests {
                     ..Default::default()
                 },
                 "decode norm workgroup 32",
+            ),
+            (
+                VulkanOptions {
+                    skip_kernels: vec!["attn_dec".into(), "moe_route".into()],
+                    ..Default::default()
+                },
+                "leaving out moe_route",
             ),
             (
                 VulkanOptions {
