@@ -137,23 +137,14 @@ struct QuantCache {
     s: VkTensor,
 }
 
-/// Where a decode step's expert kernels find their experts: `ids` (moe_route.comp's picks) or,
-/// with `logits` (n_expert, renorm), the router's logits at `ids`, each workgroup routing its
-/// token itself (matvec_dec.comp's `ROUTE`).
-#[derive(Clone, Copy, Default)]
-pub(super) struct Routing {
-    pub(super) ids: u64,
-    pub(super) logits: Option<(u32, bool)>,
-}
-
 /// The MoE part of matvec_dec.comp's push constants (read with `MOE` = 1 or 2 only; all zero
-/// for dense weights): the slots' experts (`route`), the experts' output scales, the slots'
+/// for dense weights): the slots' experts (`ids`, moe_route.comp's picks), the experts' output scales, the slots'
 /// routing weights (the combining form, `MOE` = 2), an expert's stride in 16-byte units, picks
 /// per token, whether each slot has an input row of its own, whether the scales apply, and the
 /// first row of each expert's matrix.
 #[derive(Default)]
 pub(super) struct DecMoe {
-    pub(super) route: Routing,
+    pub(super) ids: u64,
     pub(super) scale: u64,
     pub(super) wts: u64,
     pub(super) expert16: u32,
@@ -164,13 +155,12 @@ pub(super) struct DecMoe {
 }
 
 /// matvec_dec.comp's push constants: the weight, the quantized input (`xq`, `xs`) and the
-/// output, `moe`'s addresses (ids or logits, scale, wts), `dims` = [ncols, nrows, row_bytes,
-/// ntok, accumulate], `moe`'s scalars (with the routing's n_expert and renorm last).
+/// output, `moe`'s addresses (ids, scale, wts), `dims` = [ncols, nrows, row_bytes, ntok,
+/// accumulate], `moe`'s scalars.
 pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe) -> Push {
-    let (n_expert, renorm) = moe.route.logits.unwrap_or((0, false));
     let p = addrs
         .iter()
-        .chain(&[moe.route.ids, moe.scale, moe.wts])
+        .chain(&[moe.ids, moe.scale, moe.wts])
         .fold(Push::new(), |p, &a| p.addr(a));
     dims.iter()
         .fold(p, |p, &d| p.u32(d))
@@ -179,8 +169,6 @@ pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe) -> Push {
         .u32(moe.x_per_slot as u32)
         .u32(moe.has_scale as u32)
         .u32(moe.row0)
-        .u32(n_expert)
-        .u32(renorm as u32)
 }
 
 /// The last activations rounded for the f32 and cooperative-matrix kernels (`dot_input`),
@@ -303,8 +291,6 @@ pub struct VulkanBackend {
     moe_fused_down: bool,
     /// See [`VulkanOptions::route_rank`].
     route_rank: bool,
-    /// See [`VulkanOptions::moe_route_fused`].
-    moe_route_fused: bool,
     /// `moe_matmul_cm.comp`'s: [workgroup size, SGM, BK].
     moe_spec: [u32; 3],
     /// See [`VulkanOptions::prompt_f16`].
@@ -469,7 +455,6 @@ impl VulkanBackend {
             cm_spec: t.cm_spec,
             moe_fused_down: t.moe_fused_down,
             route_rank: t.route_rank,
-            moe_route_fused: t.moe_route_fused,
             moe_spec: t.moe_spec,
             prompt_f16: t.prompt_f16,
             f16_rows: Mutex::new(HashMap::new()),

@@ -93,9 +93,6 @@ pub struct ModelArgs {
     /// comparisons).
     #[arg(long, hide = true)]
     pub vk_route_rank: Option<bool>,
-    /// Vulkan MoE decode: routing inside the experts' mat-vecs (kernel comparisons).
-    #[arg(long, hide = true)]
-    pub vk_moe_route_fused: Option<bool>,
     /// Vulkan: commands in the first piece of a recording sent to the GPU, and in each later
     /// one, `FIRSTxEVERY` (kernel tuning; default 16x64).
     #[arg(long, hide = true, value_parser = parse_pair)]
@@ -224,7 +221,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_norm_wg: None,
         vk_moe_fused_down: None,
         vk_route_rank: None,
-        vk_moe_route_fused: None,
         vk_chunks: None,
         vk_attn_merge: a.vk_attn_merge,
         vk_cpu_attention: None,
@@ -298,7 +294,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         decode_norm_wg: args.vk_norm_wg,
         moe_fused_down: args.vk_moe_fused_down,
         route_rank: args.vk_route_rank,
-        moe_route_fused: args.vk_moe_route_fused,
         submit_chunks: args.vk_chunks,
         attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,

@@ -107,13 +107,12 @@ impl VulkanBackend {
         row_offset: usize,
         nrows: usize,
         x: &VkTensor,
-        route: Routing,
+        ids: u64,
         scale: Option<u64>,
         nslots: usize,
         k: usize,
         x_per_slot: bool,
     ) -> VkTensor {
-        let ids = route.ids;
         let cols = w.cols();
         let expert_rows = w.rows();
         let expert_bytes = expert_rows as u64 * w.row_bytes;
@@ -147,7 +146,7 @@ impl VulkanBackend {
                     let wg = wg.max(lpr);
                     let g = grid(nslots, nrows.div_ceil((wg / lpr * nr) as usize));
                     let moe = DecMoe {
-                        route,
+                        ids,
                         scale: scale.unwrap_or(0),
                         expert16: (expert_bytes / 16) as u32,
                         k: k as u32,
@@ -167,17 +166,8 @@ impl VulkanBackend {
                     let push = dec_push(addrs, dims, &moe);
                     let name = variant("matvec_dec", w.ty);
                     let label = self.shape_label("moe_matvec_dec", nrows, cols);
-                    let spec = [wg, lpr, nr, 1, pb, route.logits.is_some() as u32];
-                    // A kernel that routes itself reads the router's logits, which the router's
-                    // mat-vec may just have written: it waits behind a barrier.
-                    let concurrent = used && route.logits.is_none();
-                    self.run_labeled(name, label, spec, g, push, Some(out.addr()), concurrent);
-                } else if route.logits.is_some() {
-                    // `moe` routes in the kernels only where every expert takes matvec_dec.
-                    fatal(VulkanError::BadOption(format!(
-                        "internal: routing inside {} experts off matvec_dec",
-                        w.ty.name()
-                    )));
+                    let spec = [wg, lpr, nr, 1, pb, 0];
+                    self.run_labeled(name, label, spec, g, push, Some(out.addr()), used);
                 } else {
                     let tpr = self.q_threads_per_row;
                     let wg = 128.max(tpr);
@@ -193,12 +183,6 @@ impl VulkanBackend {
                 }
                 return out;
             }
-        }
-        if route.logits.is_some() {
-            fatal(VulkanError::BadOption(format!(
-                "internal: routing inside {} experts without integer dot products",
-                w.ty.name()
-            )));
         }
         let xa = self.dot_input(w.ty, x, false).unwrap_or(x.addr());
         let push = Push::new().addr(w.buf.address).addr(xa);
@@ -229,47 +213,19 @@ impl VulkanBackend {
             GateUp::Separate { gate, up } => vec![gate, up, w.down],
             GateUp::Fused(gu) => vec![gu, w.down],
         };
-        // Decode steps whose every expert mat-vec is matvec_dec, the down-projection combining
-        // (`moe_fused_down`), may route inside those kernels instead of in a dispatch of its
-        // own (`moe_route_fused`: each workgroup ranks its token's experts, route.glsl).
-        // (matvec_dec itself implies integer dot products, hence subgroup shuffles, and a
-        // decode step; route.glsl holds 1,024 experts and 64 picks over subgroups that divide
-        // 64; the combining down-projection's at least 64 invocations make at most 8 groups,
-        // its shared sums, only with at least 8 lanes a group.)
-        let fused_route = self.moe_route_fused
-            && self.moe_fused_down
-            && n_expert <= 1024
-            && k <= 64
-            && (1..=64).contains(&self.ctx.info.subgroup_size)
-            && self.dec_shape(w.down.ty)[0] >= 8
-            && experts.iter().all(|m| {
-                self.dec_kernel_for(m, x.rows) && (m.rows() as u64 * m.row_bytes).is_multiple_of(16)
-            });
-        let route = if fused_route {
-            Routing {
-                ids: logits.addr(),
-                logits: Some((n_expert as u32, w.renorm)),
-            }
-        } else {
-            let push = Push::new()
-                .addr(logits.addr())
-                .addr(ids.addr())
-                .addr(wts.addr())
-                .u32(n_expert as u32)
-                .u32(k as u32)
-                .u32(w.renorm as u32)
-                .u32(x.rows as u32);
-            let spec = [self.shuffle as u32, self.route_rank as u32, 0];
-            self.run_spec("moe_route", spec, fold(x.rows), push);
-            Routing {
-                ids: ids.addr(),
-                logits: None,
-            }
-        };
+        let push = Push::new()
+            .addr(logits.addr())
+            .addr(ids.addr())
+            .addr(wts.addr())
+            .u32(n_expert as u32)
+            .u32(k as u32)
+            .u32(w.renorm as u32)
+            .u32(x.rows as u32);
+        let spec = [self.shuffle as u32, self.route_rank as u32, 0];
+        self.run_spec("moe_route", spec, fold(x.rows), push);
         // The router and the routing wrote only their own outputs: x's quantization by the norm
         // before them still serves the experts. (The routing declares no output, so the first
-        // expert mat-vec, which reads its ids, waits behind a barrier all the same; the kernels
-        // that route themselves wait for the router's logits likewise.)
+        // expert mat-vec, which reads its ids, waits behind a barrier all the same.)
         if primed {
             self.quant_still_valid();
         }
@@ -290,7 +246,7 @@ impl VulkanBackend {
         let proj = |m: &VkWeight, off: usize, n: usize, input: &VkTensor, s, per_slot| match &groups
         {
             Some(gr) => self.moe_project_grouped(m, off, n, input, gr, s, nslots, k, per_slot),
-            None => self.moe_project(m, off, n, input, route, s, nslots, k, per_slot),
+            None => self.moe_project(m, off, n, input, ids.addr(), s, nslots, k, per_slot),
         };
         let (g, u) = match &w.gate_up {
             GateUp::Separate { gate, up } => {
@@ -315,15 +271,9 @@ impl VulkanBackend {
         let a = self.gated_for(&g, &u, w.act, int_down);
         if groups.is_none()
             && self.moe_fused_down
-            && self.moe_down_combined(w.down, &a, route, &wts, scales[2], k, out, accumulate)
+            && self.moe_down_combined(w.down, &a, ids.addr(), &wts, scales[2], k, out, accumulate)
         {
             return;
-        }
-        if fused_route {
-            fatal(VulkanError::BadOption(
-                "internal: experts routed in their kernels but the down-projection not combined"
-                    .into(),
-            ));
         }
         let y = proj(w.down, 0, w.down.rows(), &a, scales[2], true);
         self.moe_combine(&y, &wts, x.rows, k, out, accumulate);
@@ -339,7 +289,7 @@ impl VulkanBackend {
         &self,
         w: &VkWeight,
         a: &VkTensor,
-        route: Routing,
+        ids: u64,
         wts: &VkTensor,
         scale: Option<u64>,
         k: usize,
@@ -358,17 +308,14 @@ impl VulkanBackend {
         // A group of lanes a slot (up to 8 groups and 256 invocations, within the device's
         // workgroups; more slots take turns), NR rows a workgroup.
         let [lpr, nr, _, pb] = self.dec_shape(w.ty);
-        // Routing inside takes at least 64 invocations (route.glsl).
         let most = self.ctx.info.max_workgroup.min(256);
-        let least: u32 = if route.logits.is_some() { 64 } else { 1 };
         let groups = (k.next_power_of_two() as u32)
             .min(8)
-            .max(least.div_ceil(lpr))
             .min((most / lpr).max(1));
         let wg = lpr * groups;
         let g = grid(ntok, nrows.div_ceil(nr as usize));
         let moe = DecMoe {
-            route,
+            ids,
             scale: scale.unwrap_or(0),
             wts: wts.addr(),
             expert16: (expert_bytes / 16) as u32,
@@ -387,7 +334,7 @@ impl VulkanBackend {
         ];
         let push = dec_push(addrs, dims, &moe);
         let label = self.shape_label("moe_down_combined", nrows, cols);
-        let spec = [wg, lpr, nr, 2, pb, route.logits.is_some() as u32];
+        let spec = [wg, lpr, nr, 2, pb, 0];
         let name = variant("matvec_dec", w.ty);
         let writes = (!accumulate).then_some(out.addr());
         self.run_labeled(name, label, spec, g, push, writes, false);

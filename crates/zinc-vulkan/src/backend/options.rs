@@ -100,12 +100,6 @@ pub struct VulkanOptions {
     /// logits (NaN ones: ids 0..k−1 of weight 0). `None`: on (H200, Qwen3-30B-A3B tg64, one
     /// call: 204.9 / 205.9 tok/s on, 204.6 off — no faster, but one pass in place of k).
     pub route_rank: Option<bool>,
-    /// MoE decode steps route inside the experts' mat-vecs (each workgroup ranks its token's
-    /// experts, `matvec_dec.comp`'s `ROUTE`) instead of in `moe_route.comp`'s dispatch before
-    /// them, where every expert takes matvec_dec and the down-projection combines, kernel
-    /// comparisons. `None`: off (H200, Qwen3-30B-A3B tg64, one call: 204.9 / 205.9 tok/s
-    /// off, 149.5 on — every workgroup ranking 128 experts costs more than the dispatch saved).
-    pub moe_route_fused: Option<bool>,
     /// MoE decode steps: the experts' down-projection and their weighted sum in one dispatch
     /// (`matvec_dec.comp`'s `MOE` = 2) instead of two, kernel comparisons. `None`: on (H200,
     /// Qwen3-30B-A3B tg64, one call: 200.7 / 195.1 tok/s apart, 202.3 / 201.2 fused).
@@ -147,7 +141,6 @@ pub(super) struct Tuning {
     pub(super) moe_spec: [u32; 3],
     pub(super) moe_fused_down: bool,
     pub(super) route_rank: bool,
-    pub(super) moe_route_fused: bool,
     pub(super) prompt_f16: bool,
     pub(super) f16_budget: u64,
     pub(super) attn_merge: bool,
@@ -370,7 +363,6 @@ impl Tuning {
             moe_spec,
             moe_fused_down: opts.moe_fused_down.unwrap_or(true),
             route_rank: opts.route_rank.unwrap_or(true),
-            moe_route_fused: opts.moe_route_fused.unwrap_or(false),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,
             attn_merge: opts.attn_merge.unwrap_or(false),
