@@ -84,6 +84,28 @@ shared uint is_last;
 const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (MERGE_SPLITS)
 shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
 
+// The output of the workgroup's G heads of row t: qs[i] (head i / HD's unnormalized sums)
+// times ml[2·head + 1] (its 1 / L), written to o and, with a mode, quantized by the whole
+// workgroup (every invocation calls it; G·HD a multiple of the block).
+void write_output(uint t, uint h0, uint tid) {
+    uint span = G * HD;
+    uint ooff = (t * pc.n_head + h0) * HD;
+    for (uint j0 = 0u; j0 < span; j0 += 4u * WG) {
+        uint e = j0 + 4u * tid;
+        bool live = e < span;
+        vec4 v = vec4(0.0);
+        if (live) {
+            [[unroll]] for (uint k = 0u; k < 4u; k++) {
+                v[k] = qs[e + k] * ml[2u * ((e + k) / HD) + 1u];
+                pc.o.v[ooff + e + k] = v[k];
+            }
+        }
+        if (pc.mode != 0u) {
+            quant_word(tid, v, ooff + e, live, pc.mode, pc.qout, pc.sout); // uniform branch
+        }
+    }
+}
+
 void main() {
     uint w = gl_WorkGroupID.x;
     uint t = gl_WorkGroupID.y;
@@ -262,25 +284,13 @@ void main() {
     }
     if (pc.direct == 1u) {
         // One slice: the output is acc / l (l > 0: the slice holds at least the query's own
-        // position), quantized by the whole workgroup where a mode asks.
-        uint span = G * HD;
-        uint ooff = (t * pc.n_head + h0) * HD;
-        for (uint j0 = 0u; j0 < span; j0 += 4u * WG) {
-            uint e = j0 + 4u * tid;
-            bool live = e < span;
-            vec4 v = vec4(0.0);
-            if (live) {
-                [[unroll]] for (uint k = 0u; k < 4u; k++) {
-                    uint hh = (e + k) / HD;
-                    float l = ml[2u * hh + 1u];
-                    v[k] = qs[e + k] * (l > 0.0 ? 1.0 / l : 0.0);
-                    pc.o.v[ooff + e + k] = v[k];
-                }
-            }
-            if (pc.mode != 0u) {
-                quant_word(tid, v, ooff + e, live, pc.mode, pc.qout, pc.sout); // uniform branch
-            }
+        // position).
+        if (tid < G) {
+            float l = ml[2u * tid + 1u];
+            ml[2u * tid + 1u] = l > 0.0 ? 1.0 / l : 0.0;
         }
+        barrier();
+        write_output(t, h0, tid);
         return;
     }
     if (tid < G) {
@@ -339,30 +349,18 @@ void main() {
         }
         ml[2u * tid + 1u] = (lsum > 0.0) ? 1.0 / lsum : 0.0;
     }
-    barrier();
-    uint span = G * HD;
-    uint ooff = (t * pc.n_head + h0) * HD;
-    for (uint j0 = 0u; j0 < span; j0 += 4u * WG) {
-        uint e = j0 + 4u * tid;
-        bool live = e < span;
-        vec4 v = vec4(0.0);
-        if (live) {
-            for (uint k = 0u; k < 4u; k++) {
-                uint hh = (e + k) / HD;
-                uint d = (e + k) % HD;
-                uint base = (t * pc.n_head + h0 + hh) * nsplit * stride;
-                float a = 0.0;
-                for (uint s = 0u; s < nsplit; s++) {
-                    a += pv.v[base + s * stride + 2u + d] * wexp[hh * MERGE_MAX + s];
-                }
-                v[k] = a * ml[2u * hh + 1u];
-                pc.o.v[ooff + e + k] = v[k];
-            }
+    // Each value's slices weighted and summed, into qs (the queries are long read).
+    for (uint i = tid; i < G * HD; i += WG) {
+        uint hh = i / HD;
+        uint base = (t * pc.n_head + h0 + hh) * nsplit * stride;
+        float a = 0.0;
+        for (uint s = 0u; s < nsplit; s++) {
+            a += pv.v[base + s * stride + 2u + i % HD] * wexp[hh * MERGE_MAX + s];
         }
-        if (pc.mode != 0u) {
-            quant_word(tid, v, ooff + e, live, pc.mode, pc.qout, pc.sout); // uniform branch
-        }
+        qs[i] = a;
     }
+    barrier();
+    write_output(t, h0, tid);
     if (tid == 0u) {
         pc.count.v[t * gl_NumWorkGroups.x + w] = 0u; // ready for the next dispatch
     }

@@ -107,8 +107,8 @@ struct Ablation {
 
 /// attn_dec.comp's shape for one decode step (`attn_dec_plan`).
 struct AttnDecPlan {
-    /// Its HD, G (`heads`) and LPK.
-    spec: [u32; 3],
+    /// Its LPK: invocations per key.
+    lpk: usize,
     /// Keys a slice.
     split_len: usize,
     /// Query heads a workgroup.
@@ -262,46 +262,13 @@ impl Drop for VkKvCache {
 
 pub struct VulkanBackend {
     ctx: Arc<Context>,
-    /// Mat-vec threads per weight row: 1 on CPU devices (no barriers), 64 on GPUs (H200 decode:
-    /// 8 → 19.5, 16 → 25.7, 32 → 28.6, 64 → 30.9 tok/s).
-    threads_per_row: u32,
-    /// Threads per row of the integer-dot mat-vec on decode steps: 1 on CPU devices, 16 on GPUs
-    /// (H200 decode, Qwen3-8B, after the session-4 fusions: tg64 at 16 → 180, 64 → 146 tok/s;
-    /// 32 gave 170 at tg128).
-    q_threads_per_row: u32,
-    /// The integer-dot mat-vec's shape on decode steps: [threads per row, rows per group of
-    /// them, workgroup size] (`matvecq.comp`'s TPR, NR, WG).
-    decode_matvec: [u32; 3],
-    /// matvec_dec.comp's shape on decode steps of [Q4_K, Q6_K] weights: [lanes per group of
-    /// rows, rows per group, workgroup size, pieces of a block per lane] (its LPR, NR, WG, PB);
-    /// lanes 0: matvecq.comp instead.
-    decode_kquant: [[u32; 4]; 2],
-    /// Threads per row of the integer-dot kernel on prompts (H200, Qwen3-8B prompt 512:
-    /// 32 → 189, 16 → 349, 8 → 582, 4 → 881, 2 → 1082 tok/s).
-    p_threads_per_row: u32,
-    /// Quantized mat-vecs take the integer-dot path (see [`VulkanOptions::int_dot`]).
-    int_dot: bool,
-    /// Mat-vec row reductions may use subgroup shuffles.
-    shuffle: bool,
-    /// See [`VulkanOptions::coopmat`].
-    coopmat: bool,
-    /// `matmul_cm.comp`'s specialization: [workgroup size, SGM, BK].
-    cm_spec: [u32; 3],
-    /// See [`VulkanOptions::moe_fused_down`].
-    moe_fused_down: bool,
-    /// See [`VulkanOptions::route_rank`].
-    route_rank: bool,
-    /// `moe_matmul_cm.comp`'s: [workgroup size, SGM, BK].
-    moe_spec: [u32; 3],
-    /// See [`VulkanOptions::prompt_f16`].
-    prompt_f16: bool,
+    /// The options resolved for this device (every default applied).
+    tune: Tuning,
     /// Kept f16 rows of quantized weights, by weight id, and the bytes they may still take
     /// (see [`VulkanOptions::prompt_weight_cache_mb`]).
     f16_rows: Mutex<HashMap<u64, Buffer>>,
     f16_budget: AtomicU64,
     next_weight_id: AtomicU64,
-    /// See [`VulkanOptions::cpu_attention`].
-    cpu_attention: bool,
     qcache: Mutex<Option<QuantCache>>,
     rcache: Mutex<Option<RoundCache>>,
     /// The activation mode (`act_mode`) the last quantized mat-vec asked for: kernels that end
@@ -311,20 +278,6 @@ pub struct VulkanBackend {
     gelu_table: Buffer,
     /// attn_dec.comp's merge counters (`ATTN_COUNTERS` words, zero between dispatches).
     attn_count: Buffer,
-    /// See [`VulkanOptions::attn_slices`].
-    attn_slices: usize,
-    /// See [`VulkanOptions::decode_norm_wg`].
-    decode_norm_wg: u32,
-    /// See [`VulkanOptions::attn_heads`].
-    attn_heads: usize,
-    /// See [`VulkanOptions::attn_direct`].
-    attn_direct: usize,
-    /// See [`VulkanOptions::attn_wg`].
-    attn_wg: u32,
-    /// See [`VulkanOptions::attn_ahead`].
-    attn_ahead: u32,
-    /// See [`VulkanOptions::attn_merge`].
-    attn_merge: bool,
     /// GPU timestamps are on (`VulkanOptions::profile`).
     profiling: bool,
     /// Kernels left out and kernels counted (`VulkanOptions::skip_kernels`,
@@ -443,20 +396,6 @@ impl VulkanBackend {
         let attn_count = ctx.buffer(4 * ATTN_COUNTERS as u64, Memory::Device)?;
         rec.fill_zero(attn_count.buffer, attn_count.size)?;
         let b = VulkanBackend {
-            threads_per_row: t.threads_per_row,
-            q_threads_per_row: t.q_threads_per_row,
-            decode_matvec: t.decode_matvec,
-            decode_kquant: t.decode_kquant,
-            p_threads_per_row: t.p_threads_per_row,
-            int_dot: t.int_dot,
-            shuffle: t.shuffle,
-            cpu_attention: t.cpu_attention,
-            coopmat: t.coopmat,
-            cm_spec: t.cm_spec,
-            moe_fused_down: t.moe_fused_down,
-            route_rank: t.route_rank,
-            moe_spec: t.moe_spec,
-            prompt_f16: t.prompt_f16,
             f16_rows: Mutex::new(HashMap::new()),
             f16_budget: AtomicU64::new(t.f16_budget),
             next_weight_id: AtomicU64::new(0),
@@ -465,14 +404,8 @@ impl VulkanBackend {
             last_mode: Default::default(),
             gelu_table,
             attn_count,
-            attn_merge: t.attn_merge,
-            attn_wg: t.attn_wg,
-            attn_ahead: t.attn_ahead,
-            attn_slices: t.attn_slices,
-            attn_heads: t.attn_heads,
-            decode_norm_wg: t.decode_norm_wg,
-            attn_direct: t.attn_direct,
             profiling: opts.profile,
+            tune: t,
             ablating: (!opts.skip_kernels.is_empty()).into(),
             ablation: Mutex::new(Ablation {
                 skip: opts.skip_kernels.clone(),
@@ -808,7 +741,10 @@ impl VulkanBackend {
             2 => 256,
             _ => return None,
         };
-        if !self.int_dot || (self.coopmat && rows > 4 && !int_next) || !cols.is_multiple_of(block) {
+        if !self.tune.int_dot
+            || (self.tune.coopmat && rows > 4 && !int_next)
+            || !cols.is_multiple_of(block)
+        {
             return None;
         }
         let n = rows * cols;
@@ -835,11 +771,11 @@ impl VulkanBackend {
         let out = self.new_tensor(x.rows, rows);
         let float_weight = is_float(w.ty);
         // Cooperative matrices take quantized weights and F16 ones, rows a multiple of 32.
-        let cooperative = self.coopmat
+        let cooperative = self.tune.coopmat
             && x.rows > 4
             && (!float_weight || w.ty == GgmlType::F16)
             && cols.is_multiple_of(32);
-        if !cooperative && self.int_dot && self.matvecq(w, x, out.addr(), false) {
+        if !cooperative && self.tune.int_dot && self.matvecq(w, x, out.addr(), false) {
             return out;
         }
         // The f32 kernels take the activations rounded as the CPU's dot product sees them.
@@ -883,7 +819,7 @@ impl VulkanBackend {
             // Rows of f16 too large for one allocation dequantize inside the mat-mul instead.
             let f16_bytes = (rows * cols * 2) as u64;
             let fits = f16_bytes <= self.ctx.max_buffer_bytes();
-            if self.prompt_f16 && !float_weight && fits {
+            if self.tune.prompt_f16 && !float_weight && fits {
                 let addr = match self.f16_copy(w) {
                     Some(a) => a,
                     None => {
@@ -908,7 +844,7 @@ impl VulkanBackend {
             // fewer than 256 workgroups, e.g. 4,096 rows of a 512-token prompt, measured slower
             // on the H200: Qwen3-8B pp512 7,830 / 7,814 tok/s against 6,416 / 6,429 for 1x64x4,
             // 6,535 for 1x64x2, 6,770 for 1x32x4.)
-            let [wg, sgm, mut bk] = self.cm_spec;
+            let [wg, sgm, mut bk] = self.tune.cm_spec;
             let tiles = rows.div_ceil(64 * sgm as usize);
             let bn = (wg / sgm) as usize; // 32 · SGN
             let g = grid(x.rows.div_ceil(bn), tiles);
@@ -925,7 +861,7 @@ impl VulkanBackend {
         // mat-vec then takes each token in its own workgroups.
         let tiles = rows.div_ceil(64) * x.rows.div_ceil(32);
         if x.rows <= 4 || (tiles < 256 && x.rows <= 65535) {
-            let tpr = self.threads_per_row;
+            let tpr = self.tune.threads_per_row;
             let mut g = fold(rows.div_ceil((64 / tpr) as usize));
             g[1] = x.rows as u32;
             // F32 rows as 16-byte vectors where they and the activations' rows are aligned.
@@ -986,7 +922,7 @@ impl VulkanBackend {
     /// The RMSNorm workgroup for `rows` rows of groups of `group` values (`norm_wg`).
     fn norm_wg(&self, group: usize, rows: usize) -> u32 {
         if rows <= 4 {
-            self.decode_norm_wg
+            self.tune.decode_norm_wg
         } else {
             norm_wg(group, self.ctx.info.max_workgroup)
         }
@@ -1009,8 +945,8 @@ impl VulkanBackend {
     /// matvec_dec.comp's [LPR, NR, WG, PB] for weights of type `ty` (zeros: not used).
     pub(super) fn dec_shape(&self, ty: GgmlType) -> [u32; 4] {
         match ty {
-            GgmlType::Q4_K => self.decode_kquant[0],
-            GgmlType::Q6_K => self.decode_kquant[1],
+            GgmlType::Q4_K => self.tune.decode_kquant[0],
+            GgmlType::Q6_K => self.tune.decode_kquant[1],
             _ => [0; 4],
         }
     }
@@ -1042,10 +978,16 @@ impl VulkanBackend {
             let [lpr, nr, wg, _] = self.dec_shape(w.ty);
             (variant("matvec_dec", w.ty), 1, lpr, nr, wg)
         } else if x.rows <= 4 {
-            let [tpr, nr, wg] = self.decode_matvec;
+            let [tpr, nr, wg] = self.tune.decode_matvec;
             (variant("matvecq", w.ty), 1, tpr, nr, wg)
         } else {
-            (variant("matvecq", w.ty), 8, self.p_threads_per_row, 1, 128)
+            (
+                variant("matvecq", w.ty),
+                8,
+                self.tune.p_threads_per_row,
+                1,
+                128,
+            )
         };
         let wg = wg.max(tpr);
         let g = grid(
@@ -1134,7 +1076,7 @@ impl VulkanBackend {
         let wg = self.norm_wg(group, x.rows);
         self.run_spec(
             "rms_norm",
-            [wg, self.shuffle as u32, 0],
+            [wg, self.tune.shuffle as u32, 0],
             fold(ngroups),
             push,
         );
@@ -1212,7 +1154,7 @@ impl VulkanBackend {
             _ => return None,
         };
         let fits = attn_cm_shared_bytes(head_dim) <= self.ctx.info.max_shared_memory as usize;
-        (self.coopmat && self.shuffle && rows > 4 && fits).then_some(name)
+        (self.tune.coopmat && self.tune.shuffle && rows > 4 && fits).then_some(name)
     }
 
     /// attn_dec.comp's plan for a decode step over `keys` keys, the output quantized in
@@ -1226,7 +1168,7 @@ impl VulkanBackend {
         block: Option<usize>,
     ) -> Option<AttnDecPlan> {
         let hd = p.head_dim;
-        let subgroups = self.shuffle && self.ctx.info.subgroup_arithmetic;
+        let subgroups = self.tune.shuffle && self.ctx.info.subgroup_arithmetic;
         if !subgroups || p.n_head_kv == 0 || !p.n_head.is_multiple_of(p.n_head_kv) {
             return None;
         }
@@ -1245,7 +1187,7 @@ impl VulkanBackend {
         let sgs = self.ctx.info.subgroup_size.clamp(1, most) as usize;
         let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
         let divisors = (1..=g.min(8)).filter(|d| g.is_multiple_of(*d));
-        let direct = keys <= self.attn_direct;
+        let direct = keys <= self.tune.attn_direct;
         let (split_len, heads) = if direct {
             // One slice; the fewest heads a workgroup whose outputs make whole blocks of the
             // quantization (one, unquantized — the out-projection quantizes its input itself —
@@ -1261,17 +1203,17 @@ impl VulkanBackend {
             // multiple of 16 (at least 16, 64 or 128 keys a slice measured no faster than 32);
             // the most heads a workgroup up to `attn_heads`.
             let split_len = keys
-                .div_ceil(self.attn_slices)
+                .div_ceil(self.tune.attn_slices)
                 .next_multiple_of(16)
                 .clamp(32, 1024);
             let heads = divisors
-                .filter(|d| *d <= self.attn_heads)
+                .filter(|d| *d <= self.tune.attn_heads)
                 .max()
                 .unwrap_or(1);
             (split_len, heads)
         };
         // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of WG words.
-        let wg = self.attn_wg as usize;
+        let wg = self.tune.attn_wg as usize;
         let h = heads;
         let shared = 4 * (h * hd + h * 1024 + h * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * wg);
         if keys.div_ceil(split_len) > MAX_SPLITS
@@ -1281,7 +1223,7 @@ impl VulkanBackend {
             return None;
         }
         Some(AttnDecPlan {
-            spec: [hd as u32, heads as u32, lpk as u32],
+            lpk,
             split_len,
             heads,
             direct,
@@ -1528,7 +1470,7 @@ impl Backend for VulkanBackend {
                     .u32(x.rows as u32)
                     .u32(mode);
                 let wg = self.norm_wg(x.cols, x.rows);
-                let spec = [wg, self.shuffle as u32, 0];
+                let spec = [wg, self.tune.shuffle as u32, 0];
                 let groups = fold(x.rows * x.cols.div_ceil(4 * wg as usize));
                 self.run_spec("norm_quant", spec, groups, push);
                 self.quant_primed(&out, mode, q, s);
@@ -1560,7 +1502,7 @@ impl Backend for VulkanBackend {
     fn matmul_add(&self, w: &VkWeight, x: &VkTensor, acc: &mut VkTensor) {
         // Decode steps fold the residual into the integer-dot mat-vec's store.
         let fits = acc.rows == x.rows && acc.cols == w.rows();
-        if !(self.int_dot && x.rows <= 4 && fits && self.matvecq(w, x, acc.addr(), true)) {
+        if !(self.tune.int_dot && x.rows <= 4 && fits && self.matvecq(w, x, acc.addr(), true)) {
             let y = self.project(w, x);
             self.add(acc, &y);
         }
@@ -1695,7 +1637,7 @@ impl Backend for VulkanBackend {
             .u32(q.rows as u32)
             .u32(flags);
         // rms_norm.comp's workgroup: the same sums.
-        let spec = [self.norm_wg(head_dim, q.rows), self.shuffle as u32, 0];
+        let spec = [self.norm_wg(head_dim, q.rows), self.tune.shuffle as u32, 0];
         self.run_spec("qk_prep", spec, fold(q.rows * (nq + 2 * nk)), push);
         Ok(())
     }
@@ -1739,7 +1681,7 @@ impl Backend for VulkanBackend {
                 None => pc,
             }
         };
-        if q.rows == 1 && (keys > SPLIT_KV || !self.cpu_attention) {
+        if q.rows == 1 && (keys > SPLIT_KV || !self.tune.cpu_attention) {
             let target = self.quant_target(1, p.n_head * p.head_dim);
             let block = target.as_ref().map(|t| if t.0 == 1 { 32 } else { 256 });
             if let Some(plan) = self.attn_dec_plan(p, keys, block) {
@@ -1749,23 +1691,22 @@ impl Backend for VulkanBackend {
                 // (or, with `attn_merge`, by the last workgroup of each group of heads where
                 // they make whole blocks: one dispatch).
                 let AttnDecPlan {
-                    spec,
+                    lpk,
                     split_len,
                     heads,
                     direct,
                 } = plan;
                 let nsplit = keys.div_ceil(split_len);
                 let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
-                let target = target.filter(|t| {
-                    (heads * p.head_dim).is_multiple_of(if t.0 == 1 { 32 } else { 256 })
-                });
+                let whole = block.is_some_and(|b| (heads * p.head_dim).is_multiple_of(b));
+                let target = target.filter(|_| whole);
                 // Merged in place only where asked (`attn_merge`) and for a few slices: on the
                 // H200 attn_combine.comp is faster at short contexts as well as long ones
                 // (Qwen3-8B at 4,096 tokens, slices then chosen for about 64: 147 → 131 tok/s
                 // merged in place).
                 let workgroups = p.n_head / heads;
                 let merge = !direct
-                    && self.attn_merge
+                    && self.tune.attn_merge
                     && workgroups <= ATTN_COUNTERS
                     && nsplit <= MERGE_SPLITS;
                 let (mode, qa, sa) = target
@@ -1796,12 +1737,12 @@ impl Backend for VulkanBackend {
                     .u32(direct as u32);
                 let g = [workgroups as u32, 1, nsplit as u32];
                 let spec = [
-                    spec[0],
-                    spec[1],
-                    spec[2],
+                    p.head_dim as u32,
+                    heads as u32,
+                    lpk as u32,
                     merge as u32,
-                    self.attn_wg,
-                    self.attn_ahead,
+                    self.tune.attn_wg,
+                    self.tune.attn_ahead,
                 ];
                 self.run_ordered("attn_dec", spec, g, pc, None, false);
                 match part {

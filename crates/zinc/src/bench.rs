@@ -110,6 +110,22 @@ struct Measured {
 }
 
 impl Test<'_> {
+    /// The test's evaluation of `toks` (after the depth): all at once, or one by one.
+    fn run<B: Backend>(
+        &self,
+        session: &mut zinc_engine::Session<'_, B>,
+        toks: &[u32],
+    ) -> Result<()> {
+        if self.kind == "pp" {
+            session.eval(toks, Logits::Last)?;
+        } else {
+            for &t in toks {
+                session.eval(&[t], Logits::Last)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Warm-ups, then the repetitions (`log`: each run's speed on stderr).
     fn measure<B: Backend>(
         &self,
@@ -143,13 +159,7 @@ impl Test<'_> {
             let toks = random(n);
             let waited0 = engine.backend.host_waited();
             let t0 = Instant::now();
-            if kind == "pp" {
-                session.eval(&toks, Logits::Last)?;
-            } else {
-                for &t in &toks {
-                    session.eval(&[t], Logits::Last)?;
-                }
-            }
+            self.run(&mut session, &toks)?;
             let secs = t0.elapsed().as_secs_f64();
             m.run_secs += secs;
             if rep > 0 {
@@ -198,14 +208,7 @@ fn ablation<B: Backend>(
         session.eval(test.depth_tokens, Logits::Last)?;
     }
     engine.backend.ablation(Some(&[]));
-    let toks = random(test.n);
-    if test.kind == "pp" {
-        session.eval(&toks, Logits::Last)?;
-    } else {
-        for &t in &toks {
-            session.eval(&[t], Logits::Last)?;
-        }
-    }
+    test.run(&mut session, &random(test.n))?;
     drop(session);
     let counts = engine.backend.ablation(Some(&[])).unwrap_or_default();
     let mut rows = Vec::new();

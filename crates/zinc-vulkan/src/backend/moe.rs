@@ -14,7 +14,7 @@ impl VulkanBackend {
     /// A prompt's slots grouped by expert (moe_sort.comp) for `moe_project_grouped`: the order
     /// and the tile table, of `max_tiles` entries.
     fn moe_groups(&self, ids: u64, nslots: usize, n_expert: usize) -> (VkTensor, VkTensor, usize) {
-        let [wg, sgm, _] = self.moe_spec;
+        let [wg, sgm, _] = self.tune.moe_spec;
         let bn = (wg / sgm) as usize; // slots a tile: 32 · SGN
         let max_tiles = nslots.div_ceil(bn) + n_expert;
         let order = self.new_tensor(nslots, 1);
@@ -75,7 +75,7 @@ impl VulkanBackend {
             .u32(x_per_slot as u32)
             .u32(scale.is_some() as u32)
             .u32(row_offset as u32);
-        let [wg, sgm, mut bk] = self.moe_spec;
+        let [wg, sgm, mut bk] = self.tune.moe_spec;
         let row_tiles = nrows.div_ceil(64 * sgm as usize);
         let g = grid(*max_tiles, row_tiles);
         if !cols.is_multiple_of(bk as usize) {
@@ -93,7 +93,7 @@ impl VulkanBackend {
     /// Qwen3-30B-A3B prompt 512: 5,323 tok/s against 5,683; with kept copies 6,412).
     fn experts_f16(&self, w: &VkWeight) -> Option<u64> {
         let bytes = (w.all_rows() * w.cols() * 2) as u64;
-        if !self.prompt_f16 || is_float(w.ty) || bytes > self.ctx.max_buffer_bytes() {
+        if !self.tune.prompt_f16 || is_float(w.ty) || bytes > self.ctx.max_buffer_bytes() {
             return None;
         }
         self.f16_copy(w)
@@ -131,7 +131,7 @@ impl VulkanBackend {
         };
         // Integer dot products where the format has them (moe_matvecq.comp); gate and up share
         // one quantized input and run without a barrier between them, as dense mat-vecs do.
-        if self.int_dot {
+        if self.tune.int_dot {
             if let Some((q, s, used)) = self.quant_input(w.ty, x) {
                 let seq = self.rec().ops;
                 // Decode steps of K-quant experts: matvec_dec.comp's coalesced loads (its MOE
@@ -169,7 +169,7 @@ impl VulkanBackend {
                     let spec = [wg, lpr, nr, 1, pb, 0];
                     self.run_labeled(name, label, spec, g, push, Some(out.addr()), used);
                 } else {
-                    let tpr = self.q_threads_per_row;
+                    let tpr = self.tune.q_threads_per_row;
                     let wg = 128.max(tpr);
                     let g = grid(nslots, nrows.div_ceil((wg / tpr) as usize));
                     let spec = [wg, tpr, 0, 0, 0, 0];
@@ -221,7 +221,7 @@ impl VulkanBackend {
             .u32(k as u32)
             .u32(w.renorm as u32)
             .u32(x.rows as u32);
-        let spec = [self.shuffle as u32, self.route_rank as u32, 0];
+        let spec = [self.tune.shuffle as u32, self.tune.route_rank as u32, 0];
         self.run_spec("moe_route", spec, fold(x.rows), push);
         // The router and the routing wrote only their own outputs: x's quantization by the norm
         // before them still serves the experts. (The routing declares no output, so the first
@@ -234,8 +234,8 @@ impl VulkanBackend {
         // devices without them, float experts, rows not a multiple of 32) go slot by slot. The
         // tile table is the dispatch's x (at most 65,535 entries); the kernel's byte offsets are
         // 32-bit, as every kernel's, so expert tensors of 4 GiB or more go slot by slot too.
-        let slots_per_tile = (self.moe_spec[0] / self.moe_spec[1]) as usize;
-        let grouped = self.coopmat
+        let slots_per_tile = (self.tune.moe_spec[0] / self.tune.moe_spec[1]) as usize;
+        let grouped = self.tune.coopmat
             && x.rows > 4
             && n_expert <= MOE_SORT_EXPERTS
             && nslots.div_ceil(slots_per_tile) + n_expert <= 65535
@@ -267,10 +267,11 @@ impl VulkanBackend {
         };
         // Slot by slot, the down projection's input is quantized as it is produced, where
         // moe_matvecq reads it.
-        let int_down = !grouped && self.int_dot && act_mode(w.down.ty).is_some_and(|(m, _)| m <= 2);
+        let int_down =
+            !grouped && self.tune.int_dot && act_mode(w.down.ty).is_some_and(|(m, _)| m <= 2);
         let a = self.gated_for(&g, &u, w.act, int_down);
         if groups.is_none()
-            && self.moe_fused_down
+            && self.tune.moe_fused_down
             && self.moe_down_combined(w.down, &a, ids.addr(), &wts, scales[2], k, out, accumulate)
         {
             return;
@@ -298,7 +299,7 @@ impl VulkanBackend {
     ) -> bool {
         let ntok = a.rows / k.max(1);
         let expert_bytes = w.rows() as u64 * w.row_bytes;
-        if !self.int_dot || !self.dec_kernel_for(w, ntok) || !expert_bytes.is_multiple_of(16) {
+        if !self.tune.int_dot || !self.dec_kernel_for(w, ntok) || !expert_bytes.is_multiple_of(16) {
             return false;
         }
         let Some((q, s, _)) = self.quant_input(w.ty, a) else {

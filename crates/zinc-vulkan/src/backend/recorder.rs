@@ -73,6 +73,21 @@ pub(super) const PROFILE_PAIRS: u32 = 4096;
 /// kernels); names in parentheses are not kernels.
 pub const SPAN: &str = "(command buffers)";
 
+/// Blocks until `fence` signals, adding the time to `waited`.
+///
+/// # Safety
+/// `fence` belongs to `d` and was submitted.
+unsafe fn wait(
+    d: &ash::Device,
+    fence: vk::Fence,
+    waited: &mut std::time::Duration,
+) -> Result<(), VulkanError> {
+    let t = std::time::Instant::now();
+    d.wait_for_fences(&[fence], true, u64::MAX)?;
+    *waited += t.elapsed();
+    Ok(())
+}
+
 impl Recorder {
     /// `chunks`: commands in the first piece of a recording sent to the device and in each
     /// later one ([FIRST_CHUNK, CHUNK] unless the options say otherwise).
@@ -373,9 +388,7 @@ impl Recorder {
                 Some(pair) => pair,
                 None if self.flying.len() >= MAX_FLYING => {
                     let (cb, fence) = self.flying.remove(0);
-                    let t = std::time::Instant::now();
-                    d.wait_for_fences(&[fence], true, u64::MAX)?;
-                    self.waited += t.elapsed();
+                    wait(d, fence, &mut self.waited)?;
                     d.reset_fences(&[fence])?;
                     d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())?;
                     (cb, fence)
@@ -403,9 +416,7 @@ impl Recorder {
         // SAFETY: waits on each submitted fence before resetting it and its command buffer.
         unsafe {
             for (cb, fence) in self.flying.drain(..) {
-                let t = std::time::Instant::now();
-                d.wait_for_fences(&[fence], true, u64::MAX)?;
-                self.waited += t.elapsed();
+                wait(d, fence, &mut self.waited)?;
                 d.reset_fences(&[fence])?;
                 d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())?;
                 self.spare.push((cb, fence));
@@ -450,9 +461,7 @@ impl Recorder {
             stats.submits.fetch_add(1, Relaxed);
             // The pieces flushed before this one finish first (one queue, in order).
             self.land()?;
-            let t = std::time::Instant::now();
-            d.wait_for_fences(&[self.fence], true, u64::MAX)?;
-            self.waited += t.elapsed();
+            wait(d, self.fence, &mut self.waited)?;
             if let Some(p) = &mut self.prof {
                 let e = p.totals.entry(HOST_WAIT).or_insert((0.0, 0));
                 e.0 += submitted.elapsed().as_nanos() as f64;
