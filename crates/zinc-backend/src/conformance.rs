@@ -198,6 +198,13 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
     let v = randn(&mut rng, 64 * MM_ROWS);
     w.add_f32_tensor("mm.F16.64", GgmlType::F16, &[64, MM_ROWS as u64], &v)
         .map_err(e)?;
+    // Readers of a SQ-wide pre-norm in an unquantized format and a 32-block one.
+    for ty in [GgmlType::F32, GgmlType::Q8_0] {
+        let v = randn(&mut rng, SQ * MM_ROWS);
+        let name = format!("sqr.{}", ty.name());
+        w.add_f32_tensor(&name, ty, &[SQ as u64, MM_ROWS as u64], &v)
+            .map_err(e)?;
+    }
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let path = std::env::temp_dir().join(format!(
         "zinc-conformance-{}-{}.gguf",
@@ -992,6 +999,77 @@ pub fn run<B: Backend>(
             out.push(judge(format!("{case} projected"), &y, &r, |i| {
                 let (t, row) = (i / MM_ROWS, i % MM_ROWS);
                 tol.matmul * norm(&pv[row * SQ..(row + 1) * SQ]) * norm(&h[t * SQ..(t + 1) * SQ])
+            }));
+        }
+    }
+
+    // The same residual with the next pre-norm fused into it (`matmul_add_norm`; on GPU decode
+    // steps matvec_dec's FUSE, whose output holds z = x ⊙ w until something reads it as f32),
+    // read by a K-quant projection (which applies the norm's scale itself), an F32 one (an MoE
+    // router, the same) and a Q8_0 one (a 32-block quantization of its own), all recorded
+    // before any read; then the normed values themselves. Each against the reference.
+    for ty in [GgmlType::Q4_K, GgmlType::Q6_K] {
+        for ntok in [1usize, 3] {
+            let case = format!(
+                "residual + fused norm {} rows={SQ} tokens={ntok}",
+                ty.name()
+            );
+            if !want(&case) {
+                continue;
+            }
+            let w = weight(&format!("sq.{}", ty.name()))?;
+            let wv = dequant(m, &format!("sq.{}", ty.name()));
+            let nw = weight(&format!("norm.{SQ}"))?;
+            let nv = dequant(m, &format!("norm.{SQ}"));
+            let readers = [
+                ("mm.Q4_K", GgmlType::Q4_K),
+                ("sqr.F32", GgmlType::F32),
+                ("sqr.Q8_0", GgmlType::Q8_0),
+            ];
+            let x = randn(&mut rng, ntok * SQ);
+            let a0 = randn(&mut rng, ntok * SQ);
+            let mut acc = b.tensor_from(&a0, ntok, SQ);
+            let eps = 1e-6;
+            let h = b.matmul_add_norm(&w, &b.tensor_from(&x, ntok, SQ), &mut acc, &nw, eps);
+            // (Weights outlive the reads of what was recorded with them.)
+            let rws = readers
+                .iter()
+                .map(|(name, _)| weight(name))
+                .collect::<Result<Vec<_>, _>>()?;
+            let ys: Vec<_> = rws.iter().map(|rw| b.matmul(rw, &h)).collect();
+            let accv = b.read(&acc);
+            let r = matmul_ref(&wv, SQ, SQ, &dot_input(ty, &x), ntok);
+            let want_acc: Vec<f64> = r.iter().zip(&a0).map(|(r, &a)| r + a as f64).collect();
+            out.push(judge(format!("{case} residual"), &accv, &want_acc, |i| {
+                let (t, row) = (i / SQ, i % SQ);
+                tol.matmul * norm(&wv[row * SQ..(row + 1) * SQ]) * norm(&x[t * SQ..(t + 1) * SQ])
+            }));
+            for ((name, rty), y) in readers.iter().zip(&ys) {
+                let got = b.read(y);
+                // The reader's input as read back after it (the norm settled by then).
+                let hv = b.read(&h);
+                let pv = dequant(m, name);
+                let r = matmul_ref(&pv, MM_ROWS, SQ, &dot_input(*rty, &hv), ntok);
+                out.push(judge(format!("{case} read by {name}"), &got, &r, |i| {
+                    let (t, row) = (i / MM_ROWS, i % MM_ROWS);
+                    tol.matmul
+                        * norm(&pv[row * SQ..(row + 1) * SQ])
+                        * norm(&hv[t * SQ..(t + 1) * SQ])
+                }));
+            }
+            // RMSNorm of the residual as read back, in f64.
+            let href: Vec<f64> = accv
+                .chunks(SQ)
+                .flat_map(|row| {
+                    let ms = row.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / SQ as f64;
+                    let r = 1.0 / (ms + eps as f64).sqrt();
+                    row.iter()
+                        .zip(&nv)
+                        .map(move |(&v, &g)| v as f64 * r * g as f64)
+                })
+                .collect();
+            out.push(judge(format!("{case} normed"), &b.read(&h), &href, |i| {
+                tol.elementwise * href[i].abs().max(1.0)
             }));
         }
     }

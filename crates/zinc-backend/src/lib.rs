@@ -222,6 +222,20 @@ pub trait Backend: Send + Sync {
         self.add(acc, &y);
     }
 
+    /// `acc += W·x`, then `rms_norm_into(acc, norm, eps)`: a residual connection and the next
+    /// block's pre-norm, which a backend may fuse (the norm computed as the sums arrive).
+    fn matmul_add_norm(
+        &self,
+        w: &Self::Weight,
+        x: &Self::Tensor,
+        acc: &mut Self::Tensor,
+        norm: &Self::Weight,
+        eps: f32,
+    ) -> Self::Tensor {
+        self.matmul_add(w, x, acc);
+        self.rms_norm_into(acc, norm, eps)
+    }
+
     /// `act(gate) ⊙ up`
     fn gated(&self, gate: &Self::Tensor, up: &Self::Tensor, act: GatedAct) -> Self::Tensor;
 
@@ -292,6 +306,19 @@ pub trait Backend: Send + Sync {
     ) {
         let y = self.moe_ffn(x, w);
         self.add(acc, &y);
+    }
+
+    /// `moe_ffn_add`, then `rms_norm_into(acc, norm, eps)` (see `matmul_add_norm`).
+    fn moe_ffn_add_norm(
+        &self,
+        x: &Self::Tensor,
+        w: &MoeWeights<'_, Self::Weight>,
+        acc: &mut Self::Tensor,
+        norm: &Self::Weight,
+        eps: f32,
+    ) -> Self::Tensor {
+        self.moe_ffn_add(x, w, acc);
+        self.rms_norm_into(acc, norm, eps)
     }
 
     /// Keeps only the listed rows (e.g. the last token before the output head).

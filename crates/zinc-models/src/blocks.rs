@@ -147,6 +147,24 @@ impl<B: Backend> Linear<B> {
         }
     }
 
+    /// `acc += W x (+ b) (· scale)`, then `acc` RMS-normalized by `norm` into a new tensor (the
+    /// next block's input), in one backend step when there is no scale or bias.
+    pub fn apply_add_norm(
+        &self,
+        b: &B,
+        x: &B::Tensor,
+        acc: &mut B::Tensor,
+        norm: &B::Weight,
+        eps: f32,
+    ) -> B::Tensor {
+        if self.scale.is_none() && self.bias.is_none() {
+            b.matmul_add_norm(&self.w, x, acc, norm, eps)
+        } else {
+            self.apply_add(b, x, acc);
+            b.rms_norm_into(acc, norm, eps)
+        }
+    }
+
     /// Output width (`dims[1]`).
     pub fn rows(&self, b: &B) -> u64 {
         b.weight_dims(&self.w).get(1).copied().unwrap_or(1)
@@ -301,9 +319,20 @@ impl<B: Backend> GatedFfn<B> {
         self.down.apply(b, &self.inner(b, h, act))
     }
 
-    /// `x += forward(…)`, the residual folded into the down-projection.
-    pub fn forward_add(&self, b: &B, h: &B::Tensor, act: GatedAct, x: &mut B::Tensor) {
-        self.down.apply_add(b, &self.inner(b, h, act), x);
+    /// `x += forward(…)` (the residual folded into the down-projection), then `x`
+    /// RMS-normalized by `norm` into a new tensor (the next block's input; see
+    /// `Linear::apply_add_norm`).
+    pub fn forward_add_norm(
+        &self,
+        b: &B,
+        h: &B::Tensor,
+        act: GatedAct,
+        x: &mut B::Tensor,
+        norm: &B::Weight,
+        eps: f32,
+    ) -> B::Tensor {
+        self.down
+            .apply_add_norm(b, &self.inner(b, h, act), x, norm, eps)
     }
 }
 
@@ -371,9 +400,18 @@ impl<B: Backend> MoeFfn<B> {
         })
     }
 
-    /// `acc += ` the FFN of `h` (the residual connection).
-    pub fn forward_add(&self, b: &B, h: &B::Tensor, act: GatedAct, acc: &mut B::Tensor) {
-        b.moe_ffn_add(h, &self.weights(act), acc)
+    /// `acc += ` the FFN of `h` (the residual connection), then `acc` RMS-normalized by `norm`
+    /// into a new tensor.
+    pub fn forward_add_norm(
+        &self,
+        b: &B,
+        h: &B::Tensor,
+        act: GatedAct,
+        acc: &mut B::Tensor,
+        norm: &B::Weight,
+        eps: f32,
+    ) -> B::Tensor {
+        b.moe_ffn_add_norm(h, &self.weights(act), acc, norm, eps)
     }
 
     fn weights(&self, act: GatedAct) -> MoeWeights<'_, B::Weight> {
@@ -421,6 +459,21 @@ impl<B: Backend> Head<B> {
             &[hp.n_embd as u64, hp.n_vocab as u64],
         )?;
         Ok(Head { norm, output })
+    }
+
+    /// Logits of the listed rows of `h`, the residual stream already normalized by `norm`
+    /// (a decoder that fused the final norm into its last block).
+    pub fn forward_normed(&self, b: &B, h: &B::Tensor, rows: &[usize]) -> B::Tensor {
+        if rows.is_empty() {
+            let n_vocab = b.weight_dims(&self.output.w).get(1).copied().unwrap_or(0) as usize;
+            return b.tensor(0, n_vocab);
+        }
+        let all = rows.len() == b.shape(h).0 && rows.iter().enumerate().all(|(i, &r)| i == r);
+        if all {
+            self.output.apply(b, h)
+        } else {
+            self.output.apply(b, &b.select_rows(h, rows))
+        }
     }
 
     /// Logits of the listed token rows (none: an empty tensor, and no work).

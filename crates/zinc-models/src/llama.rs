@@ -129,19 +129,30 @@ impl<B: Backend> LanguageModel<B> for Decoder<B> {
     ) -> Result<B::Tensor, ModelError> {
         let eps = self.hp.eps;
         let mut x = b.embed(&self.embd, tokens, 1.0);
+        let Some(first) = self.layers.first() else {
+            return Ok(self.head.forward(b, &x, logit_rows, eps));
+        };
+        // Each residual add hands on the next pre-norm (the next layer's, then the head's), so
+        // a backend can fuse the two.
+        let mut h = normed(b, &x, &first.attn_norm, eps);
         for (i, layer) in self.layers.iter().enumerate() {
-            let h = normed(b, &x, &layer.attn_norm, eps);
             let o = layer.attn.attend(
                 b, &h, cache, i, positions, &self.hp, &self.rope, &self.attn, eps, None,
             )?;
-            layer.attn.o.apply_add(b, &o, &mut x);
-            let h = normed(b, &x, &layer.ffn_norm, eps);
-            match &layer.ffn {
-                Ffn::Dense(f) => f.forward_add(b, &h, GatedAct::SwiGlu, &mut x),
-                Ffn::Moe(m) => m.forward_add(b, &h, GatedAct::SwiGlu, &mut x),
-            }
+            let hf = layer
+                .attn
+                .o
+                .apply_add_norm(b, &o, &mut x, &layer.ffn_norm, eps);
+            let next = self
+                .layers
+                .get(i + 1)
+                .map_or(&self.head.norm, |l| &l.attn_norm);
+            h = match &layer.ffn {
+                Ffn::Dense(f) => f.forward_add_norm(b, &hf, GatedAct::SwiGlu, &mut x, next, eps),
+                Ffn::Moe(m) => m.forward_add_norm(b, &hf, GatedAct::SwiGlu, &mut x, next, eps),
+            };
         }
-        Ok(self.head.forward(b, &x, logit_rows, eps))
+        Ok(self.head.forward_normed(b, &h, logit_rows))
     }
 }
 

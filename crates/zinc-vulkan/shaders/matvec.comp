@@ -8,7 +8,8 @@
 //   x : Floats — ntok × ncols activations, row-major f32 (x[t·ncols + c])
 //   y : Floats — ntok × nrows outputs, row-major f32 (y[t·nrows + r])
 // Push constants (std430, in order): Words w; Floats x; Floats y; uint ncols; uint nrows;
-//   uint row_bytes; uint ntok.
+//   uint row_bytes; uint ntok; Floats rs; float eps; uint has_rs (x a fused RMSNorm's z, its
+//   scale applied to each token's results: an MoE router reading matvec_dec.comp's FUSE output).
 // Specialization constants: 0 = WG, the workgroup size (default 64); 1 = TPR, threads per row
 //   (a power of two dividing WG, default 64); 2 = NT, tokens per invocation (1..8, with TPR = 1);
 //   3 = V4 (below).
@@ -40,7 +41,17 @@ layout(push_constant, std430) uniform PC {
     uint nrows;
     uint row_bytes;
     uint ntok;
+    Floats rs;   // has_rs: x is a fused RMSNorm's z, each token's scale r applied to its results
+    float eps;   //   (dfloat.glsl's parts_scale over rs, with this epsilon)
+    uint has_rs;
 } pc;
+
+#include "dfloat.glsl"
+
+// The factor of token t's results: its norm scale under has_rs, else 1.
+float token_scale(uint t) {
+    return pc.has_rs != 0u ? parts_scale(pc.rs, t, pc.ncols, pc.eps) : 1.0;
+}
 
 shared float red[WG];
 
@@ -77,7 +88,7 @@ void main() {
         }
         [[unroll]] for (uint j = 0u; j < NT; j++) {
             if (t0 + j < pc.ntok) {
-                pc.y.v[(t0 + j) * pc.nrows + r] = acc[j];
+                pc.y.v[(t0 + j) * pc.nrows + r] = acc[j] * token_scale(t0 + j);
             }
         }
         return;
@@ -124,6 +135,6 @@ void main() {
         }
     }
     if (lane == 0u && live) {
-        pc.y.v[t0 * pc.nrows + r] = red[tid];
+        pc.y.v[t0 * pc.nrows + r] = red[tid] * token_scale(t0);
     }
 }

@@ -3,6 +3,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_EXT_spirv_intrinsics : require
+#extension GL_EXT_buffer_reference_uvec2 : require
 // matvec_dec.comp — Y = W·X for decode steps (a token per workgroup column) on K-quant weights
 // (Q4_K, Q6_K), with integer dot products on activations quantized by quant_act.comp / the
 // norm and activation kernels (Q8_K mode: one scale per 256 elements).
@@ -26,9 +27,8 @@
 //
 // Buffers and push constants: as matvecq.comp (w, xq, xs, y, ncols, nrows, row_bytes, ntok,
 //   accumulate; ncols a multiple of 256) with, after y, moe_matvecq.comp's ids and scale and the
-//   slots' routing weights wts (MOE 2), and
-//   after accumulate its expert stride (in 16-byte units here), k, x_per_slot, has_scale and
-//   row0, read with MOE only.
+//   slots' routing weights wts (MOE 2), and after accumulate its expert stride (in 16-byte
+//   units here), k and row0, read with MOE only (x_per_slot and has_scale are flag bits).
 // Specialization constants: 0 = WG, the workgroup size (default 128; a multiple of 64, except
 //   in the MOE 2 form: LPR times its groups); 1 =
 //   LPR, lanes per group of rows (a power of two, LPB ≤ LPR ≤ WG, default 32): LPR / LPB blocks
@@ -48,6 +48,13 @@
 //   has PB · 16 bytes of each row's quants in flight a pass; LPR ≥ LPB. (Each workgroup routing
 //   its token itself from the router's logits measured 149.5 against 205 tok/s on the H200,
 //   Qwen3-30B-A3B, and was removed.)
+// Then Floats nz; Words side; Floats g; Words cnt; float eps; uint flags (bits 2 and 3:
+//   x_per_slot, has_scale). Bit 0, FUSE (a MOE 0 or 2
+//   form with accumulate; nrows a multiple of 256, each workgroup's rows within one 256-row
+//   block, WG a multiple of 64): the rows, once stored, also feed the next RMSNorm — the last
+//   workgroup of each (token, 256-row block) writes the block's pieces of it (fuse_block), and
+//   the reader never waits for a separate norm dispatch. Bit 1, RS: the input is such a norm's
+//   z quantized, and each token's results take its scale r (dfloat.glsl's parts_scale of nz).
 // Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)),
 //   with MOE 2 G = ceil(nrows / NR).
 
@@ -62,6 +69,9 @@ layout(constant_id = 3) const uint MOE = 0;
 layout(constant_id = 4) const uint PB = 1;
 const uint LPB = 8u / PB; // lanes per block
 layout(local_size_x_id = 0) in;
+
+// y's rows under FUSE go through coherent stores: the block's last workgroup reads them.
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CFloats { float v[]; };
 
 layout(push_constant, std430) uniform PC {
     Words w;
@@ -78,15 +88,107 @@ layout(push_constant, std430) uniform PC {
     uint accumulate;
     uint expert16; // MOE: an expert's bytes / 16
     uint k;        // MOE
-    uint x_per_slot;
-    uint has_scale;
     uint row0;
+    Floats nz;     // FUSE: the next RMSNorm's z; RS: the input norm's partial sums
+    Words side;    // FUSE: that norm's q (n bytes), s (n / 2 bytes) and partials, in a row
+    Floats g;      // FUSE: its weight
+    Words cnt;     // FUSE: a counter per (token, 256-row block), zero between dispatches
+    float eps;     // RS: the input norm's epsilon
+    uint flags;    // 1 FUSE, 2 RS, 4 x_per_slot, 8 has_scale (MOE)
 } pc;
+
+bool x_per_slot() {
+    return (pc.flags & 4u) != 0u;
+}
+
+bool has_scale() {
+    return (pc.flags & 8u) != 0u;
+}
 
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4s { vec4 v[]; };
 
+#include "dfloat.glsl"
+#include "quant8.glsl"
+
 shared float gsum[WG];
+shared uint f_last;
+shared float f_hi[64];
+shared float f_lo[64];
+
+// y[at] = total (or += with accumulate); coherent under FUSE.
+void store_y(uint at, float total) {
+    float v = pc.accumulate == 1u ? pc.y.v[at] + total : total;
+    if ((pc.flags & 1u) != 0u) {
+        CFloats(pc.y).v[at] = v;
+    } else {
+        pc.y.v[at] = v;
+    }
+}
+
+// A device address (as uvec2: low, high) plus `bytes`.
+uvec2 offset_addr(uvec2 a, uint bytes) {
+    uint lo = a.x + bytes;
+    return uvec2(lo, a.y + (lo < a.x ? 1u : 0u));
+}
+
+// FUSE: called by every invocation once this workgroup has stored rows r_lo .. r_lo + n − 1 of
+// token t (all in one 256-row block). The block's last workgroup to finish (a counter,
+// device-scope atomics) computes the next RMSNorm's pieces of the block: its sum of squares,
+// z = y ⊙ g and z quantized (Q8_K: RMSNorm's scale r is one factor per row, so round(z·127/
+// amax) are the very quants of r·z and only the block scale lacks r, which the reader applies).
+void fuse_block(uint t, uint r_lo, uint nr, uint tid) {
+    uint nblk = pc.nrows / 256u;
+    uint n = pc.ntok * pc.nrows; // the side buffer: q at byte 0, s at n, the partials at 3n / 2
+    Words fq = pc.side;
+    Floats fs = Floats(offset_addr(uvec2(pc.side), n));
+    Floats fp = Floats(offset_addr(uvec2(pc.side), 3u * n / 2u));
+    uint slot = t * nblk + r_lo / 256u;
+    memoryBarrierBuffer(); // this workgroup's rows are visible before it is counted
+    barrier();
+    if (tid == 0u) {
+        uint done = atomicAdd(pc.cnt.v[slot], nr);
+        f_last = done + nr == 256u ? 1u : 0u;
+    }
+    barrier();
+    if (f_last == 0u) {
+        return; // uniform over the workgroup
+    }
+    memoryBarrierBuffer(); // and the others' are seen
+    bool live = tid < 64u;
+    uint j = (r_lo / 256u) * 256u + 4u * tid; // the row within the token
+    uint e0 = t * pc.nrows + j;
+    vec4 z = vec4(0.0);
+    precise float hi = 0.0;
+    precise float lo = 0.0;
+    if (live) {
+        CFloats cy = CFloats(pc.y);
+        [[unroll]] for (uint k = 0u; k < 4u; k++) {
+            float v = cy.v[e0 + k];
+            add_square(hi, lo, v);
+            z[k] = v * pc.g.v[j + k];
+            pc.nz.v[e0 + k] = z[k];
+        }
+        f_hi[tid] = hi;
+        f_lo[tid] = lo;
+    }
+    for (uint st = 32u; st > 0u; st >>= 1) {
+        barrier();
+        if (tid < st) {
+            float h2 = f_hi[tid], l2 = f_lo[tid];
+            two_sum_into(h2, l2, f_hi[tid + st], f_lo[tid + st]);
+            f_hi[tid] = h2;
+            f_lo[tid] = l2;
+        }
+    }
+    barrier();
+    if (tid == 0u) {
+        fp.v[2u * slot] = f_hi[0];
+        fp.v[2u * slot + 1u] = f_lo[0];
+        pc.cnt.v[slot] = 0u; // ready for the next dispatch
+    }
+    quant_word(tid, z, e0, live, 2u, fq, fs);
+}
 shared float msum[64]; // MOE 2: per group (≤ 8) and row, its slots' weighted sum
 
 // The LPR lanes of a group sum `v` (lane 0 of the group has the total).
@@ -148,17 +250,17 @@ void main() {
         float sw = 1.0; // MOE 2: the slot's routing weight (times its expert's scale)
         if (MOE == 1u && live) {
             wbase = e1 * pc.expert16;
-            xrow = pc.x_per_slot != 0u ? t : t / pc.k;
+            xrow = x_per_slot() ? t : t / pc.k;
             first = pc.row0;
         }
         if (MOE == 2u && live) {
             uint s = t * pc.k + si;
             uint ex = pc.ids.v[s];
             wbase = ex * pc.expert16;
-            xrow = pc.x_per_slot != 0u ? s : t;
+            xrow = x_per_slot() ? s : t;
             first = pc.row0;
             float wt = pc.wts.v[s];
-            sw = wt * (pc.has_scale != 0u ? pc.scale.v[ex] : 1.0);
+            sw = wt * (has_scale() ? pc.scale.v[ex] : 1.0);
         }
         uint rowb[8];
         float part[8];
@@ -262,21 +364,31 @@ void main() {
                 for (uint g = 0u; g < WG / LPR; g++) {
                     total += msum[g * NR + k];
                 }
-                uint at = t * pc.nrows + r;
-                pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
+                store_y(t * pc.nrows + r, total);
             }
+        }
+        if ((pc.flags & 1u) != 0u) {
+            fuse_block(t, r0, NR, tid);
         }
         return;
     }
+    // RS: the input is a fused norm's z, its row's scale applied here.
+    float rsc = 1.0;
+    if ((pc.flags & 2u) != 0u) {
+        uint xrow = MOE == 1u && !x_per_slot() ? t / pc.k : t;
+        rsc = parts_scale(pc.nz, xrow, pc.ncols, pc.eps);
+    }
     [[unroll]] for (uint k = 0u; k < NR; k++) {
-        float total = group_sum(acc[k], tid, lane);
+        float total = group_sum(acc[k], tid, lane) * rsc;
         uint r = r0 + k;
         if (lane == 0u && live && r < pc.nrows) {
-            uint at = t * pc.nrows + r;
-            if (MOE == 1u && pc.has_scale != 0u) {
+            if (MOE == 1u && has_scale()) {
                 total *= pc.scale.v[e1];
             }
-            pc.y.v[at] = pc.accumulate == 1u ? pc.y.v[at] + total : total;
+            store_y(t * pc.nrows + r, total);
         }
+    }
+    if ((pc.flags & 1u) != 0u) {
+        fuse_block(t, wgi * (WG / LPR) * NR, (WG / LPR) * NR, tid);
     }
 }

@@ -11,15 +11,7 @@ const uint RMS_BATCH = 8u;
 shared float red[WG];
 shared float red_lo[WG];
 
-// (hi, lo) += (b, b_lo) as double-floats (an error-free two-sum of the high parts).
-void two_sum_into(inout float hi, inout float lo, float b, float b_lo) {
-    precise float a = hi;
-    precise float s = a + b;
-    precise float bp = s - a;
-    precise float e = (a - (s - bp)) + (b - bp);
-    hi = s;
-    lo = lo + b_lo + e;
-}
+#include "dfloat.glsl"
 
 // 1 / sqrt(mean(x²) + eps) over x.v[base .. base + n), called by every invocation of the
 // workgroup (it holds barriers); once per workgroup.
@@ -42,12 +34,7 @@ float rms_scale(Floats x, uint base, uint n, float eps) {
             vs[k] = j < n ? x.v[base + j] : 0.0;
         }
         [[unroll]] for (uint k = 0u; k < RMS_BATCH; k++) {
-            float v = vs[k];
-            precise float p = v * v;
-            precise float s = hi + p;
-            precise float bp = s - hi;
-            lo += (hi - (s - bp)) + (p - bp);
-            hi = s;
+            add_square(hi, lo, vs[k]);
         }
     }
     // Within subgroups first (no barriers), then the subgroup leaders through shared memory.
@@ -80,11 +67,5 @@ float rms_scale(Floats x, uint base, uint n, float eps) {
         }
     }
     barrier();
-    // mean = (hi + lo) / n rounded once, as (f64 sum / n) as f32 is.
-    precise float fn = float(n);
-    precise float q = red[0] / fn;
-    precise float r = fma(-q, fn, red[0]) + red_lo[0];
-    precise float mean = q + r / fn;
-    precise float scale = 1.0 / sqrt(mean + eps);
-    return scale;
+    return mean_scale(red[0], red_lo[0], n, eps);
 }

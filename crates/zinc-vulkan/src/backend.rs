@@ -119,6 +119,8 @@ struct AttnDecPlan {
 
 /// Counters of attn_dec.comp's merge: one per workgroup of a decode step's heads.
 const ATTN_COUNTERS: usize = 4096;
+/// Counters of matvec_dec.comp's FUSE: one per (token, 256-row block) of a decode step's rows.
+const FUSE_COUNTERS: usize = 4096;
 /// attn_dec.comp merges its slices itself up to this many of them (its MERGE_MAX).
 const MERGE_SPLITS: usize = 8;
 /// The last activations quantized for the integer-dot mat-vec, kept for the next projection of
@@ -133,8 +135,12 @@ struct QuantCache {
     /// A mat-vec has read it since it was written (behind a barrier): later mat-vecs of the
     /// same input with fresh outputs may run concurrently with that one.
     used: bool,
-    q: VkTensor,
-    s: VkTensor,
+    /// The quants' and chunk floats' addresses: in `_keep`, or in `scale`'s side buffer.
+    q: u64,
+    s: u64,
+    _keep: Option<(VkTensor, VkTensor)>,
+    /// Quantized from a fused norm's `z`: its readers apply this scale (`matvec_dec.comp`'s RS).
+    scale: Option<Arc<NormScale>>,
 }
 
 /// The MoE part of matvec_dec.comp's push constants (read with `MOE` = 1 or 2 only; all zero
@@ -154,22 +160,74 @@ pub(super) struct DecMoe {
     pub(super) row0: u32,
 }
 
+/// The fused-norm part of matvec_dec.comp's push constants. FUSE (`fuse` set: this dispatch
+/// also writes the next RMSNorm, see `FuseOut`): `nz` its `z`, `side` its quants, chunk floats
+/// and partial sums one after another, `g` its weight, `cnt` the counters. RS (`rs` set): the
+/// input is a deferred norm's `z`, `nz` that norm's partial sums, `eps` its epsilon.
+#[derive(Clone, Copy, Default)]
+pub(super) struct DecNorm {
+    pub(super) nz: u64,
+    pub(super) side: u64,
+    pub(super) g: u64,
+    pub(super) cnt: u64,
+    pub(super) eps: f32,
+    pub(super) fuse: bool,
+    pub(super) rs: bool,
+}
+
+impl DecNorm {
+    /// RS for an input quantized with `scale` (none: plain input).
+    pub(super) fn reading(scale: Option<&NormScale>) -> DecNorm {
+        scale.map_or_else(DecNorm::default, |n| DecNorm {
+            nz: n.parts(),
+            eps: n.eps,
+            rs: true,
+            ..DecNorm::default()
+        })
+    }
+}
+
 /// matvec_dec.comp's push constants: the weight, the quantized input (`xq`, `xs`) and the
 /// output, `moe`'s addresses (ids, scale, wts), `dims` = [ncols, nrows, row_bytes, ntok,
-/// accumulate], `moe`'s scalars.
-pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe) -> Push {
+/// accumulate], `moe`'s scalars, then `norm`'s, with the flags.
+pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe, norm: &DecNorm) -> Push {
     let p = addrs
         .iter()
         .chain(&[moe.ids, moe.scale, moe.wts])
         .fold(Push::new(), |p, &a| p.addr(a));
+    let flags = norm.fuse as u32
+        | (norm.rs as u32) << 1
+        | (moe.x_per_slot as u32) << 2
+        | (moe.has_scale as u32) << 3;
     dims.iter()
         .fold(p, |p, &d| p.u32(d))
         .u32(moe.expert16)
         .u32(moe.k)
-        .u32(moe.x_per_slot as u32)
-        .u32(moe.has_scale as u32)
         .u32(moe.row0)
+        .addr(norm.nz)
+        .addr(norm.side)
+        .addr(norm.g)
+        .addr(norm.cnt)
+        .f32(norm.eps)
+        .u32(flags)
 }
+
+/// A fused RMSNorm being recorded (`VulkanBackend::fuse_begin`): its output, deferred, and the
+/// producing dispatch's FUSE push constants.
+struct FuseOut {
+    h: VkTensor,
+    norm: DecNorm,
+}
+
+impl FuseOut {
+    fn push(&self) -> DecNorm {
+        self.norm
+    }
+}
+
+/// `quant_input`'s answer: the quants' and chunk floats' addresses, whether an earlier mat-vec
+/// read them already, and the scale to apply (see there).
+type QuantIn = (u64, u64, bool, Option<Arc<NormScale>>);
 
 /// The last activations rounded for the f32 and cooperative-matrix kernels (`dot_input`),
 /// kept for the next projection of the same input while the recorder's `ops` equals `seq`.
@@ -183,12 +241,39 @@ struct RoundCache {
     out: VkTensor,
 }
 
+/// What a fused RMSNorm (`matmul_add_norm`) leaves beside its `z`, for `n` values: `side`
+/// holds their quants (n bytes), chunk floats (n / 2 bytes) and then, per (row, 256-value
+/// block), the block's sum of squares as a double-float (hi, lo) pair (dfloat.glsl's
+/// `parts_scale`: the scale still to apply, with `eps`).
+pub(super) struct NormScale {
+    side: VkTensor,
+    n: usize,
+    eps: f32,
+}
+
+impl NormScale {
+    fn quants(&self) -> u64 {
+        self.side.key()
+    }
+
+    fn chunks(&self) -> u64 {
+        self.side.key() + self.n as u64
+    }
+
+    fn parts(&self) -> u64 {
+        self.side.key() + (3 * self.n / 2) as u64
+    }
+}
+
 /// Activations on the device: `rows × cols` f32, row-major.
 pub struct VkTensor {
     buf: Option<Buffer>,
     pool: Arc<Pool>,
     rows: usize,
     cols: usize,
+    /// The buffer holds a fused RMSNorm's `z = x ⊙ w`, each row still to be multiplied by its
+    /// scale (`VulkanBackend::settle`); readers that apply the scale themselves use `key`.
+    deferred: Mutex<Option<Arc<NormScale>>>,
 }
 
 impl VkTensor {
@@ -196,8 +281,32 @@ impl VkTensor {
         self.buf.as_ref().expect("a live tensor has its buffer")
     }
 
+    /// The address of values ready to read: a deferred norm must be settled first.
     fn addr(&self) -> u64 {
+        assert!(
+            !self.is_deferred(),
+            "a fused norm's output read before its scale was applied"
+        );
         self.buffer().address
+    }
+
+    /// The buffer's address whatever it holds (identity, and readers of a deferred norm).
+    fn key(&self) -> u64 {
+        self.buffer().address
+    }
+
+    fn is_deferred(&self) -> bool {
+        self.deferred
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
+    }
+
+    fn norm_scale(&self) -> Option<Arc<NormScale>> {
+        self.deferred
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn len(&self) -> usize {
@@ -278,6 +387,8 @@ pub struct VulkanBackend {
     gelu_table: Buffer,
     /// attn_dec.comp's merge counters (`ATTN_COUNTERS` words, zero between dispatches).
     attn_count: Buffer,
+    /// matvec_dec.comp's FUSE counters (`FUSE_COUNTERS` words, zero between dispatches).
+    fuse_count: Buffer,
     /// GPU timestamps are on (`VulkanOptions::profile`).
     profiling: bool,
     /// Kernels left out and kernels counted (`VulkanOptions::skip_kernels`,
@@ -395,6 +506,8 @@ impl VulkanBackend {
         let mut rec = Recorder::new(&ctx, opts.profile, t.chunks)?;
         let attn_count = ctx.buffer(4 * ATTN_COUNTERS as u64, Memory::Device)?;
         rec.fill_zero(attn_count.buffer, attn_count.size)?;
+        let fuse_count = ctx.buffer(4 * FUSE_COUNTERS as u64, Memory::Device)?;
+        rec.fill_zero(fuse_count.buffer, fuse_count.size)?;
         let b = VulkanBackend {
             f16_rows: Mutex::new(HashMap::new()),
             f16_budget: AtomicU64::new(t.f16_budget),
@@ -404,6 +517,7 @@ impl VulkanBackend {
             last_mode: Default::default(),
             gelu_table,
             attn_count,
+            fuse_count,
             profiling: opts.profile,
             tune: t,
             ablating: (!opts.skip_kernels.is_empty()).into(),
@@ -488,6 +602,7 @@ impl VulkanBackend {
             pool: self.pool.clone(),
             rows,
             cols,
+            deferred: Mutex::new(None),
         }
     }
 
@@ -609,6 +724,7 @@ impl VulkanBackend {
     /// input; `x.len()` even).
     fn dot_input(&self, ty: GgmlType, x: &VkTensor, half: bool) -> Option<u64> {
         let (mode, block) = act_mode(ty)?;
+        self.settle(x);
         // q, k and v (gate and up) round the same input: once, kept while it stays current.
         let mut cache = self.rcache.lock().unwrap_or_else(|e| e.into_inner());
         let ops = self.rec().ops;
@@ -660,20 +776,27 @@ impl VulkanBackend {
     /// addresses of the packed bytes and of the per-32-element chunk floats, which stay valid
     /// until the next call. `None` where `ty` has no such path.
     /// The third value says whether the quantization was already read by an earlier mat-vec
-    /// with nothing but such mat-vecs recorded since (see `QuantCache::used`).
-    fn quant_input(&self, ty: GgmlType, x: &VkTensor) -> Option<(u64, u64, bool)> {
+    /// with nothing but such mat-vecs recorded since (see `QuantCache::used`); the fourth, the
+    /// scale its reader must apply (a deferred norm's, only where `scaled_ok`: else the norm
+    /// is settled and its output quantized afresh).
+    fn quant_input(&self, ty: GgmlType, x: &VkTensor, scaled_ok: bool) -> Option<QuantIn> {
         // Integer activations exist for the 8-bit modes only (not f16/bf16 rounding).
         let mode = act_mode(ty).map(|(m, _)| m).filter(|&m| m <= 2)?;
         self.last_mode.store(mode, Relaxed);
         let n = x.len();
-        let mut cache = self.qcache.lock().unwrap_or_else(|e| e.into_inner());
-        let ops = self.rec().ops;
-        if let Some(c) = cache.as_mut() {
-            if c.x == x.addr() && c.len == n && c.mode == mode && c.seq == ops {
-                let used = std::mem::replace(&mut c.used, true);
-                return Some((c.q.addr(), c.s.addr(), used));
+        {
+            let mut cache = self.qcache.lock().unwrap_or_else(|e| e.into_inner());
+            let ops = self.rec().ops;
+            if let Some(c) = cache.as_mut() {
+                let current = c.x == x.key() && c.len == n && c.mode == mode && c.seq == ops;
+                if current && (scaled_ok || c.scale.is_none()) {
+                    let used = std::mem::replace(&mut c.used, true);
+                    return Some((c.q, c.s, used, c.scale.clone()));
+                }
             }
         }
+        self.settle(x);
+        let mut cache = self.qcache.lock().unwrap_or_else(|e| e.into_inner());
         // Sized in f32 slots: n bytes of quants, 4 floats per 32 elements.
         let q = self.new_tensor(1, n.div_ceil(4));
         let s = self.new_tensor(1, n / 8);
@@ -684,17 +807,35 @@ impl VulkanBackend {
             .u32(n as u32)
             .u32(mode);
         self.run("quant_act", 64, fold(n.div_ceil(256)), push);
-        let addrs = (q.addr(), s.addr(), false);
+        let addrs = (q.addr(), s.addr(), false, None);
         *cache = Some(QuantCache {
-            x: x.addr(),
+            x: x.key(),
             len: n,
             mode,
             seq: self.rec().ops,
             used: true,
-            q,
-            s,
+            q: q.addr(),
+            s: s.addr(),
+            _keep: Some((q, s)),
+            scale: None,
         });
         Some(addrs)
+    }
+
+    /// Applies a deferred norm's scale to `x` in place (rscale.comp), so that it holds the
+    /// normed rows; nothing where `x` is not deferred. A quantization cached from its `z`
+    /// keeps its scale and stays right for the mat-vecs that apply it.
+    fn settle(&self, x: &VkTensor) {
+        let Some(n) = x.deferred.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return;
+        };
+        let push = Push::new()
+            .addr(x.key())
+            .addr(n.parts())
+            .u32(x.cols as u32)
+            .u32(x.rows as u32)
+            .f32(n.eps);
+        self.run("rscale", 256, fold(x.rows * x.cols.div_ceil(1024)), push);
     }
 
     /// Whether the last command quantized `x` (so the quantization is current).
@@ -703,7 +844,7 @@ impl VulkanBackend {
         let cache = self.qcache.lock().unwrap_or_else(|e| e.into_inner());
         cache
             .as_ref()
-            .is_some_and(|c| c.x == x.addr() && c.len == x.len() && c.seq == ops)
+            .is_some_and(|c| c.x == x.key() && c.len == x.len() && c.seq == ops)
     }
 
     /// After a dispatch that wrote nothing but a fresh output: the cached quantized input is
@@ -755,14 +896,83 @@ impl VulkanBackend {
     fn quant_primed(&self, x: &VkTensor, mode: u32, q: VkTensor, s: VkTensor) {
         let seq = self.rec().ops;
         *self.qcache.lock().unwrap_or_else(|e| e.into_inner()) = Some(QuantCache {
-            x: x.addr(),
+            x: x.key(),
             len: x.len(),
             mode,
             seq,
             used: false,
-            q,
-            s,
+            q: q.addr(),
+            s: s.addr(),
+            _keep: Some((q, s)),
+            scale: None,
         });
+    }
+
+    /// Records that the last command wrote the deferred norm `h` with its quantization (Q8_K,
+    /// in its side buffer).
+    fn quant_primed_norm(&self, h: &VkTensor) {
+        let seq = self.rec().ops;
+        let n = h.norm_scale().expect("a deferred norm");
+        *self.qcache.lock().unwrap_or_else(|e| e.into_inner()) = Some(QuantCache {
+            x: h.key(),
+            len: h.len(),
+            mode: 2,
+            seq,
+            used: false,
+            q: n.quants(),
+            s: n.chunks(),
+            _keep: None,
+            scale: Some(n),
+        });
+    }
+
+    /// The outputs of a fused RMSNorm by `norm` of `ntok` rows of `rows`, for a matvec_dec.comp
+    /// dispatch whose workgroups are `wg` invocations holding `per_wg` rows each; `None` where
+    /// FUSE does not apply (nothing allocated that outlives the call).
+    fn fuse_begin(
+        &self,
+        ntok: usize,
+        rows: usize,
+        norm: &VkWeight,
+        eps: f32,
+        (wg, per_wg): (u32, u32),
+    ) -> Option<FuseOut> {
+        let fits = self.tune.fuse_norm
+            && self.tune.int_dot
+            && ntok <= 4
+            && rows.is_multiple_of(256)
+            && norm.ty == GgmlType::F32
+            && norm.dims.iter().product::<u64>() == rows as u64
+            && wg.is_multiple_of(64)
+            && per_wg > 0
+            && 256 % per_wg == 0
+            && ntok * rows / 256 <= FUSE_COUNTERS;
+        if !fits {
+            return None;
+        }
+        let n = ntok * rows;
+        let h = self.new_tensor(ntok, rows);
+        // Quants (n / 4 slots), chunk floats (n / 8), partial sums (2 a block).
+        let side = self.new_tensor(1, n / 4 + n / 8 + 2 * n / 256);
+        let norm = DecNorm {
+            nz: h.key(),
+            side: side.key(),
+            g: norm.buf.address,
+            cnt: self.fuse_count.address,
+            eps,
+            fuse: true,
+            rs: false,
+        };
+        *h.deferred.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some(Arc::new(NormScale { side, n, eps }));
+        Some(FuseOut { h, norm })
+    }
+
+    /// The fused norm of `fuse_begin` once its dispatch is recorded (the last command): its
+    /// deferred output, whose quantization the next mat-vecs read.
+    fn fuse_end(&self, f: FuseOut) -> VkTensor {
+        self.quant_primed_norm(&f.h);
+        f.h
     }
 
     /// `y = W · x` for rows of a (possibly expert-offset) weight.
@@ -775,22 +985,30 @@ impl VulkanBackend {
             && x.rows > 4
             && (!float_weight || w.ty == GgmlType::F16)
             && cols.is_multiple_of(32);
-        if !cooperative && self.tune.int_dot && self.matvecq(w, x, out.addr(), false) {
+        if !cooperative && self.tune.int_dot && self.matvecq(w, x, out.addr(), false, None) {
             return out;
+        }
+        // An F32 mat-vec (an MoE router) of a deferred norm applies its scale itself.
+        let scale = x
+            .norm_scale()
+            .filter(|_| w.ty == GgmlType::F32 && x.rows <= 4);
+        if scale.is_none() {
+            self.settle(x);
         }
         // The f32 kernels take the activations rounded as the CPU's dot product sees them.
         // The cooperative-matrix mat-mul reads them as f16 (`matmul_cm.comp`'s XH).
         // (Every weight that goes there has a rounding: F32 weights do not.)
-        let xa = self.dot_input(w.ty, x, cooperative).unwrap_or(x.addr());
+        let xa = self.dot_input(w.ty, x, cooperative).unwrap_or(x.key());
         // What follows writes only fresh buffers (the output, a scratch weight).
         let seq = self.rec().ops;
-        let y = self.project_rounded(w, x, xa, out, cooperative, float_weight);
+        let y = self.project_rounded(w, x, xa, out, cooperative, scale.as_deref());
         self.round_still_valid(seq);
         y
     }
 
     /// `project` once the activations are rounded (at `xa`, as f16 pairs for the cooperative
-    /// mat-mul; `x` gives the shape).
+    /// mat-mul; `x` gives the shape). `scale`: `xa` is a deferred norm's `z` (F32 weights, a
+    /// few rows: matvec.comp applies it).
     fn project_rounded(
         &self,
         w: &VkWeight,
@@ -798,9 +1016,10 @@ impl VulkanBackend {
         xa: u64,
         out: VkTensor,
         cooperative: bool,
-        float_weight: bool,
+        scale: Option<&NormScale>,
     ) -> VkTensor {
         let (rows, cols) = (w.rows(), w.cols());
+        let float_weight = is_float(w.ty);
         let push = Push::new()
             .addr(w.buf.address)
             .addr(xa)
@@ -872,8 +1091,13 @@ impl VulkanBackend {
                 && w.buf.address.is_multiple_of(16)
                 && xa.is_multiple_of(16);
             let spec = [64, tpr, 1, v4 as u32, 0, 0];
+            let push = match scale {
+                Some(n) => push.addr(n.parts()).f32(n.eps).u32(1),
+                None => push.addr(0).f32(0.0).u32(0),
+            };
             self.run_ordered(variant("matvec", w.ty), spec, g, push, None, false);
         } else {
+            assert!(scale.is_none(), "a deferred norm reaches matvec.comp only");
             let mut g = fold(rows.div_ceil(64));
             g[1] = x.rows.div_ceil(32) as u32;
             self.run(variant("matmul", w.ty), 256, g, push);
@@ -952,10 +1176,19 @@ impl VulkanBackend {
     }
 
     /// `y = W · x` (or `y += W · x` with `accumulate`) on the integer-dot kernel; false (nothing
-    /// recorded) where `w`'s format has no such path.
-    fn matvecq(&self, w: &VkWeight, x: &VkTensor, y: u64, accumulate: bool) -> bool {
+    /// recorded) where `w`'s format has no such path. `fuse`: matvec_dec.comp's FUSE block (the
+    /// caller checked `fusable`).
+    fn matvecq(
+        &self,
+        w: &VkWeight,
+        x: &VkTensor,
+        y: u64,
+        accumulate: bool,
+        fuse: Option<&FuseOut>,
+    ) -> bool {
         let (rows, cols) = (w.rows(), w.cols());
-        let Some((q, s, used)) = self.quant_input(w.ty, x) else {
+        let kquant = self.dec_kernel(w, x);
+        let Some((q, s, used, scale)) = self.quant_input(w.ty, x, kquant) else {
             return false;
         };
         // A second reader of the same quantization writing a fresh output needs no barrier
@@ -973,7 +1206,6 @@ impl VulkanBackend {
         // Decode steps on K-quants: matvec_dec.comp (a block's pieces across neighbouring
         // lanes); other decode steps: a token per invocation, NR rows per group of lanes;
         // prompts: NT tokens share each weight read.
-        let kquant = self.dec_kernel(w, x);
         let (shader, nt, tpr, nr, wg): (&'static str, u32, u32, u32, u32) = if kquant {
             let [lpr, nr, wg, _] = self.dec_shape(w.ty);
             (variant("matvec_dec", w.ty), 1, lpr, nr, wg)
@@ -998,7 +1230,11 @@ impl VulkanBackend {
         // matvec_dec.comp: [WG, LPR, NR, MOE, PB] (`dec_push`).
         let addrs = [w.buf.address, q, s, y];
         let (spec, push) = if kquant {
-            let push = dec_push(addrs, dims, &DecMoe::default());
+            let norm = match fuse {
+                Some(f) => f.push(),
+                None => DecNorm::reading(scale.as_deref()),
+            };
+            let push = dec_push(addrs, dims, &DecMoe::default(), &norm);
             ([wg, tpr, nr, 0, self.dec_shape(w.ty)[3], 0], push)
         } else {
             let p = addrs.iter().fold(Push::new(), |p, &a| p.addr(a));
@@ -1340,6 +1576,7 @@ impl Backend for VulkanBackend {
     }
 
     fn copy(&self, t: &VkTensor) -> VkTensor {
+        self.settle(t);
         let out = self.new_tensor(t.rows, t.cols);
         self.rec()
             .copy(
@@ -1354,6 +1591,7 @@ impl Backend for VulkanBackend {
     }
 
     fn split_cols(&self, t: &VkTensor, widths: &[usize]) -> Vec<VkTensor> {
+        self.settle(t);
         let mut col0 = 0;
         widths
             .iter()
@@ -1378,6 +1616,7 @@ impl Backend for VulkanBackend {
     }
 
     fn read(&self, t: &VkTensor) -> Vec<f32> {
+        self.settle(t);
         let bytes = (t.len() * 4) as u64;
         let mut rec = self.rec();
         let fits = rec.readback.as_ref().is_some_and(|b| b.size >= bytes);
@@ -1440,14 +1679,17 @@ impl Backend for VulkanBackend {
     }
 
     fn add_bias(&self, x: &mut VkTensor, b: &VkWeight) {
+        self.settle(x);
         self.elementwise(x.addr(), b.buf.address, x.addr(), x.len(), x.cols, 3, 0.0);
     }
 
     fn rms_norm(&self, x: &mut VkTensor, w: &VkWeight, eps: f32) {
+        self.settle(x);
         self.norm_to(x, w, eps, x.addr());
     }
 
     fn rms_norm_into(&self, x: &VkTensor, w: &VkWeight, eps: f32) -> VkTensor {
+        self.settle(x);
         let out = self.new_tensor(x.rows, x.cols);
         let whole_rows = w.dims.iter().product::<u64>() as usize == x.cols;
         // Decode steps: norm_quant spreads a row over workgroups that each sum it whole, worth it
@@ -1481,6 +1723,7 @@ impl Backend for VulkanBackend {
     }
 
     fn rope(&self, x: &mut VkTensor, head_dim: usize, positions: &[u32], p: &RopeParams) {
+        self.settle(x);
         self.rope_pair(x, None, head_dim, positions, p);
     }
 
@@ -1492,27 +1735,59 @@ impl Backend for VulkanBackend {
         positions: &[u32],
         p: &RopeParams,
     ) {
+        self.settle(q);
+        self.settle(k);
         self.rope_pair(q, Some(k), head_dim, positions, p);
     }
 
     fn scale(&self, x: &mut VkTensor, s: f32) {
+        self.settle(x);
         self.elementwise(x.addr(), x.addr(), x.addr(), x.len(), x.cols, 0, s);
     }
 
     fn matmul_add(&self, w: &VkWeight, x: &VkTensor, acc: &mut VkTensor) {
+        self.settle(acc);
         // Decode steps fold the residual into the integer-dot mat-vec's store.
         let fits = acc.rows == x.rows && acc.cols == w.rows();
-        if !(self.tune.int_dot && x.rows <= 4 && fits && self.matvecq(w, x, acc.addr(), true)) {
+        if !(self.tune.int_dot && x.rows <= 4 && fits && self.matvecq(w, x, acc.addr(), true, None))
+        {
             let y = self.project(w, x);
             self.add(acc, &y);
         }
     }
 
+    fn matmul_add_norm(
+        &self,
+        w: &VkWeight,
+        x: &VkTensor,
+        acc: &mut VkTensor,
+        norm: &VkWeight,
+        eps: f32,
+    ) -> VkTensor {
+        // Decode steps on matvec_dec: the norm computed as the sums arrive (FUSE).
+        let fits = acc.rows == x.rows && acc.cols == w.rows() && self.dec_kernel(w, x);
+        if fits {
+            let [lpr, nr, wg, _] = self.dec_shape(w.ty);
+            let wg = wg.max(lpr);
+            if let Some(f) = self.fuse_begin(x.rows, acc.cols, norm, eps, (wg, wg / lpr * nr)) {
+                if self.matvecq(w, x, acc.addr(), true, Some(&f)) {
+                    return self.fuse_end(f);
+                }
+            }
+        }
+        self.matmul_add(w, x, acc);
+        self.rms_norm_into(acc, norm, eps)
+    }
+
     fn add(&self, x: &mut VkTensor, y: &VkTensor) {
+        self.settle(x);
+        self.settle(y);
         self.elementwise(x.addr(), y.addr(), x.addr(), x.len(), x.cols, 1, 0.0);
     }
 
     fn gated(&self, gate: &VkTensor, up: &VkTensor, act: GatedAct) -> VkTensor {
+        self.settle(gate);
+        self.settle(up);
         self.gated_for(gate, up, act, false)
     }
 
@@ -1547,6 +1822,8 @@ impl Backend for VulkanBackend {
         v: &VkTensor,
         positions: &[u32],
     ) -> Result<(), BackendError> {
+        self.settle(k);
+        self.settle(v);
         if let Some(&pos) = positions.iter().find(|&&p| p as usize >= cache.n_ctx) {
             return Err(BackendError::ContextOverflow {
                 pos: pos as usize,
@@ -1582,6 +1859,9 @@ impl Backend for VulkanBackend {
         cache: &mut VkKvCache,
         layer: usize,
     ) -> Result<(), BackendError> {
+        self.settle(q);
+        self.settle(k);
+        self.settle(v);
         let kv_dim = cache.dims[layer];
         let head_norm = |n: Option<&VkWeight>| {
             n.is_none_or(|w| w.dims.iter().product::<u64>() as usize == head_dim)
@@ -1650,6 +1930,7 @@ impl Backend for VulkanBackend {
         positions: &[u32],
         p: &AttnParams,
     ) -> VkTensor {
+        self.settle(q);
         let out = self.new_tensor(q.rows, p.n_head * p.head_dim);
         let pos = self.upload(&u32s(positions));
         let max_pos = positions.iter().copied().max().unwrap_or(0) as usize;
@@ -1778,28 +2059,50 @@ impl Backend for VulkanBackend {
 
     fn moe_ffn(&self, x: &VkTensor, w: &MoeWeights<'_, VkWeight>) -> VkTensor {
         let out = self.new_tensor(x.rows, w.down.rows());
-        self.moe(x, w, &out, false);
+        self.moe(x, w, &out, false, None);
         out
     }
 
     fn moe_ffn_add(&self, x: &VkTensor, w: &MoeWeights<'_, VkWeight>, acc: &mut VkTensor) {
         if acc.rows == x.rows && acc.cols == w.down.rows() {
-            self.moe(x, w, acc, true);
+            self.moe(x, w, acc, true, None);
         } else {
             let y = self.moe_ffn(x, w);
             self.add(acc, &y);
         }
     }
 
+    fn moe_ffn_add_norm(
+        &self,
+        x: &VkTensor,
+        w: &MoeWeights<'_, VkWeight>,
+        acc: &mut VkTensor,
+        norm: &VkWeight,
+        eps: f32,
+    ) -> VkTensor {
+        if acc.rows == x.rows && acc.cols == w.down.rows() {
+            if let Some(h) = self.moe(x, w, acc, true, Some((norm, eps))) {
+                return h;
+            }
+        } else {
+            let y = self.moe_ffn(x, w);
+            self.add(acc, &y);
+        }
+        self.rms_norm_into(acc, norm, eps)
+    }
+
     fn select_rows(&self, x: &VkTensor, rows: &[usize]) -> VkTensor {
+        self.settle(x);
         self.gather(x, 0, x.cols, Some(rows))
     }
 
     fn softcap(&self, x: &mut VkTensor, cap: f32) {
+        self.settle(x);
         self.elementwise(x.addr(), x.addr(), x.addr(), x.len(), x.cols, 2, cap);
     }
 
     fn argmax(&self, x: &VkTensor) -> Vec<u32> {
+        self.settle(x);
         let out = self.new_tensor(x.rows, 1);
         let push = Push::new()
             .addr(x.addr())

@@ -171,7 +171,8 @@ fn a_greedy_step_is_one_submit_and_one_token_id() {
 /// with fused gate-up experts and per-expert scales) decoded on the kernels a GPU gets — the
 /// K-quant decode mat-vec (`matvec_dec.comp`), for the MoE's experts too (the profile names
 /// them) — and the same device with that kernel off (`matvecq.comp`, `moe_matvecq.comp`),
-/// both against the CPU backend: the logits of every step agree within 5% of their RMS. (Not
+/// both against the CPU backend: the logits of every step agree within 5% of their RMS, with
+/// the pre-norms fused into the residual mat-vecs (matvec_dec.comp's FUSE). (Not
 /// held to each other: on this token sequence matvec_dec's logits move from step 11 on by
 /// ~1–2% while `matvecq` matches the CPU to 1e-5, though every mat-vec agrees with `matvecq` to
 /// ~1e-6 and another sequence shows no such step — most likely one key a last bit away, from
@@ -282,6 +283,22 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
                 "no moe_down_combined at 16 lanes × 3 rows: {ran2:?}"
             );
         }
+        // Every residual add hands on the next pre-norm, computed in the mat-vec (FUSE): of a
+        // step's five norms (two a layer, the head's) only the first layer's runs on its own.
+        let fusing = if moe { &fused } else { &dec };
+        let norms: u64 = fusing
+            .backend
+            .profile_report()
+            .expect("a profile")
+            .iter()
+            .filter(|(name, _, _)| name == "norm_quant" || name == "rms_norm")
+            .map(|(_, _, n)| n)
+            .sum();
+        assert!(
+            norms as usize <= 1 + cont.len(),
+            "{arch}: {norms} norm dispatches in {} steps: the fused norms did not run",
+            1 + cont.len()
+        );
         let ran = kernels_run(&dec);
         let want = if moe {
             "moe_matvec_dec"

@@ -89,6 +89,10 @@ pub struct ModelArgs {
     /// (kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_moe_fused_down: Option<bool>,
+    /// Vulkan decode: the next RMSNorm computed by the residual add's mat-vec (kernel
+    /// comparisons).
+    #[arg(long, hide = true)]
+    pub vk_fuse_norm: Option<bool>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -220,6 +224,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_direct: a.vk_attn_direct,
         vk_norm_wg: None,
         vk_moe_fused_down: None,
+        vk_fuse_norm: None,
         vk_route_rank: None,
         vk_chunks: None,
         vk_attn_merge: a.vk_attn_merge,
@@ -293,6 +298,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_direct: args.vk_attn_direct,
         decode_norm_wg: args.vk_norm_wg,
         moe_fused_down: args.vk_moe_fused_down,
+        fuse_norm: args.vk_fuse_norm,
         route_rank: args.vk_route_rank,
         submit_chunks: args.vk_chunks,
         attn_merge: args.vk_attn_merge,

@@ -132,16 +132,17 @@ impl VulkanBackend {
         // Integer dot products where the format has them (moe_matvecq.comp); gate and up share
         // one quantized input and run without a barrier between them, as dense mat-vecs do.
         if self.tune.int_dot {
-            if let Some((q, s, used)) = self.quant_input(w.ty, x) {
+            // Decode steps of K-quant experts: matvec_dec.comp's coalesced loads (its MOE
+            // form); else moe_matvecq.comp.
+            let tokens = if x_per_slot {
+                nslots / k.max(1)
+            } else {
+                x.rows
+            };
+            let dec = self.dec_kernel_for(w, tokens) && expert_bytes.is_multiple_of(16);
+            if let Some((q, s, used, norm)) = self.quant_input(w.ty, x, dec) {
                 let seq = self.rec().ops;
-                // Decode steps of K-quant experts: matvec_dec.comp's coalesced loads (its MOE
-                // form); else moe_matvecq.comp.
-                let tokens = if x_per_slot {
-                    nslots / k.max(1)
-                } else {
-                    x.rows
-                };
-                if self.dec_kernel_for(w, tokens) && expert_bytes.is_multiple_of(16) {
+                if dec {
                     let [lpr, nr, wg, pb] = self.dec_shape(w.ty);
                     let wg = wg.max(lpr);
                     let g = grid(nslots, nrows.div_ceil((wg / lpr * nr) as usize));
@@ -163,7 +164,7 @@ impl VulkanBackend {
                         nslots as u32,
                         0,
                     ];
-                    let push = dec_push(addrs, dims, &moe);
+                    let push = dec_push(addrs, dims, &moe, &DecNorm::reading(norm.as_deref()));
                     let name = variant("matvec_dec", w.ty);
                     let label = self.shape_label("moe_matvec_dec", nrows, cols);
                     let spec = [wg, lpr, nr, 1, pb, 0];
@@ -184,6 +185,7 @@ impl VulkanBackend {
                 return out;
             }
         }
+        self.settle(x);
         let xa = self.dot_input(w.ty, x, false).unwrap_or(x.addr());
         let push = Push::new().addr(w.buf.address).addr(xa);
         let push = shape(push.addr(out.addr()).addr(ids).addr(scale.unwrap_or(0)));
@@ -195,13 +197,20 @@ impl VulkanBackend {
 
     /// The mixture-of-experts FFN of `x` into `out`, or added to it (`accumulate`: in the same
     /// dispatch as the experts' weighted sum, the same numbers as `moe_ffn` then `add`).
+    /// `next`: the RMSNorm to fuse into the down-projection where it can (`matmul_add_norm`);
+    /// the answer is that norm's output where it was fused.
     pub(super) fn moe(
         &self,
         x: &VkTensor,
         w: &MoeWeights<'_, VkWeight>,
         out: &VkTensor,
         accumulate: bool,
-    ) {
+        next: Option<(&VkWeight, f32)>,
+    ) -> Option<VkTensor> {
+        // Prompts (and devices without integer dot products) read x as f32 throughout.
+        if x.rows > 4 || !self.tune.int_dot {
+            self.settle(x);
+        }
         let primed = self.quant_current(x);
         let logits = self.project(w.router, x);
         let n_expert = logits.cols;
@@ -270,21 +279,25 @@ impl VulkanBackend {
         let int_down =
             !grouped && self.tune.int_dot && act_mode(w.down.ty).is_some_and(|(m, _)| m <= 2);
         let a = self.gated_for(&g, &u, w.act, int_down);
-        if groups.is_none()
-            && self.tune.moe_fused_down
-            && self.moe_down_combined(w.down, &a, ids.addr(), &wts, scales[2], k, out, accumulate)
-        {
-            return;
+        if groups.is_none() && self.tune.moe_fused_down {
+            let ids = ids.addr();
+            let done =
+                self.moe_down_combined(w.down, &a, ids, &wts, scales[2], k, out, next, accumulate);
+            if let Some(fused) = done {
+                return fused;
+            }
         }
         let y = proj(w.down, 0, w.down.rows(), &a, scales[2], true);
         self.moe_combine(&y, &wts, x.rows, k, out, accumulate);
+        None
     }
 
     /// Decode steps: the down-projection of every slot and their weighted sum in one dispatch
     /// (matvec_dec.comp's `MOE` = 2: a group of lanes a slot, weighted before the groups' sums
     /// are added in group order — slot order for up to 8 slots), into `out` or added to it;
-    /// false (nothing recorded) where it does not apply (not a K-quant on matvec_dec, or no
-    /// integer input).
+    /// `None` (nothing recorded) where it does not apply (not a K-quant on matvec_dec, or no
+    /// integer input). With `next` (`accumulate` then), the RMSNorm fused into it where it
+    /// can be: `Some(Some(its output))`.
     #[allow(clippy::too_many_arguments)]
     fn moe_down_combined(
         &self,
@@ -295,16 +308,15 @@ impl VulkanBackend {
         scale: Option<u64>,
         k: usize,
         out: &VkTensor,
+        next: Option<(&VkWeight, f32)>,
         accumulate: bool,
-    ) -> bool {
+    ) -> Option<Option<VkTensor>> {
         let ntok = a.rows / k.max(1);
         let expert_bytes = w.rows() as u64 * w.row_bytes;
         if !self.tune.int_dot || !self.dec_kernel_for(w, ntok) || !expert_bytes.is_multiple_of(16) {
-            return false;
+            return None;
         }
-        let Some((q, s, _)) = self.quant_input(w.ty, a) else {
-            return false;
-        };
+        let (q, s, _, _) = self.quant_input(w.ty, a, false)?;
         let (nrows, cols) = (w.rows(), w.cols());
         // A group of lanes a slot (up to 8 groups and 256 invocations, within the device's
         // workgroups; more slots take turns), NR rows a workgroup.
@@ -333,13 +345,17 @@ impl VulkanBackend {
             ntok as u32,
             accumulate as u32,
         ];
-        let push = dec_push(addrs, dims, &moe);
+        let fuse = next
+            .filter(|_| accumulate)
+            .and_then(|(norm, eps)| self.fuse_begin(ntok, nrows, norm, eps, (wg, nr)));
+        let norm = fuse.as_ref().map(FuseOut::push).unwrap_or_default();
+        let push = dec_push(addrs, dims, &moe, &norm);
         let label = self.shape_label("moe_down_combined", nrows, cols);
         let spec = [wg, lpr, nr, 2, pb, 0];
         let name = variant("matvec_dec", w.ty);
         let writes = (!accumulate).then_some(out.addr());
         self.run_labeled(name, label, spec, g, push, writes, false);
-        true
+        Some(fuse.map(|f| self.fuse_end(f)))
     }
 
     /// A token's k expert outputs (rows of `y`, one per slot) summed with their routing weights,

@@ -104,6 +104,10 @@ pub struct VulkanOptions {
     /// (`matvec_dec.comp`'s `MOE` = 2) instead of two, kernel comparisons. `None`: on (H200,
     /// Qwen3-30B-A3B tg64, one call: 200.7 / 195.1 tok/s apart, 202.3 / 201.2 fused).
     pub moe_fused_down: Option<bool>,
+    /// Decode steps on K-quants: a residual add's mat-vec also computes the next RMSNorm
+    /// (matvec_dec.comp's FUSE: the last workgroup of each 256-row block quantizes it, and the
+    /// mat-vecs that read it apply its scale), one dispatch instead of two. `None`: on.
+    pub fuse_norm: Option<bool>,
     /// Commands in the first piece of a recording sent to the device, and in each later one
     /// (1–4,096), kernel tuning. `None`: (16, 64) (H200, Qwen3-8B tg64: 237.3 / 236.3 tok/s
     /// against 225.9 / 223.7 for 4x32, 231.9 for 8x128, 211.8 for 4x16).
@@ -159,6 +163,8 @@ pub(super) struct Tuning {
     pub(super) moe_spec: [u32; 3],
     /// See [`VulkanOptions::moe_fused_down`].
     pub(super) moe_fused_down: bool,
+    /// See [`VulkanOptions::fuse_norm`].
+    pub(super) fuse_norm: bool,
     /// See [`VulkanOptions::route_rank`].
     pub(super) route_rank: bool,
     /// See [`VulkanOptions::prompt_f16`].
@@ -393,6 +399,7 @@ impl Tuning {
             cm_spec,
             moe_spec,
             moe_fused_down: opts.moe_fused_down.unwrap_or(true),
+            fuse_norm: opts.fuse_norm.unwrap_or(true),
             route_rank: opts.route_rank.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,
