@@ -1082,6 +1082,7 @@ pub fn run<B: Backend>(
         (true, true, 5, false),
         (true, false, 1, false),
         (false, true, 5, true),
+        (true, false, 1, true),
     ] {
         let case = format!(
             "moe_ffn fused={fused} scales={scaled} tokens={ntok} experts={N_EXPERT} k=3{}",

@@ -1,5 +1,7 @@
 #version 450
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 // matvec.comp — y = W·x for a few token rows, WG / TPR weight rows per workgroup (per format).
 //
 // Buffers (device addresses in the push constants):
@@ -9,7 +11,8 @@
 //   y : Floats — ntok × nrows outputs, row-major f32 (y[t·nrows + r])
 // Push constants (std430, in order): Words w; Floats x; Floats y; uint ncols; uint nrows;
 //   uint row_bytes; uint ntok; Floats rs; float eps; uint has_rs (x a fused RMSNorm's z, its
-//   scale applied to each token's results: an MoE router reading matvec_dec.comp's FUSE output).
+//   scale applied to each token's results: an MoE router reading matvec_dec.comp's FUSE output);
+//   Words ids; Floats wts; Words cnt; uint k; uint renorm (ROUTE, below).
 // Specialization constants: 0 = WG, the workgroup size (default 64); 1 = TPR, threads per row
 //   (a power of two dividing WG, default 64); 2 = NT, tokens per invocation (1..8, with TPR = 1);
 //   3 = V4 (below).
@@ -31,7 +34,15 @@ layout(constant_id = 2) const uint NT = 1;
 // and the weight and activation rows are 16-byte aligned). An MoE router (H200, Qwen3-30B-A3B's
 // 128 × 2,048) took 11.7 µs a decode step a float at a time.
 layout(constant_id = 3) const uint V4 = 0;
+// 1: an MoE router's logits, routed in the same dispatch (TPR > 1, WG ≥ 64, F32 weights): the
+// last workgroup of each token to finish (a counter per token, device-scope atomics) routes it
+// as moe_route.comp's one-pass ranking does (route.glsl: the same picks and weights) and writes
+// ids and wts, k per token. The host checks route.glsl's limits and subgroup shuffles.
+layout(constant_id = 4) const uint ROUTE = 0;
 layout(local_size_x_id = 0) in;
+
+// Under ROUTE the logits go through coherent references: the routing workgroup reads them.
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CFloats { float v[]; };
 
 layout(push_constant, std430) uniform PC {
     Words w;
@@ -44,7 +55,18 @@ layout(push_constant, std430) uniform PC {
     Floats rs;   // has_rs: x is a fused RMSNorm's z, each token's scale r applied to its results
     float eps;   //   (dfloat.glsl's parts_scale over rs, with this epsilon)
     uint has_rs;
+    Words ids;   // ROUTE: the picks (k per token), their weights and the counters (one per
+    Floats wts;  //   token, zero between dispatches)
+    Words cnt;
+    uint k;
+    uint renorm;
 } pc;
+
+const uint RT_ON = ROUTE;
+#define RT_LOGIT(i) CFloats(pc.y).v[i]
+#include "route.glsl"
+
+shared uint rt_last;
 
 #include "dfloat.glsl"
 
@@ -135,6 +157,34 @@ void main() {
         }
     }
     if (lane == 0u && live) {
-        pc.y.v[t0 * pc.nrows + r] = red[tid] * token_scale(t0);
+        float v = red[tid] * token_scale(t0);
+        if (ROUTE == 1u) {
+            CFloats(pc.y).v[t0 * pc.nrows + r] = v;
+        } else {
+            pc.y.v[t0 * pc.nrows + r] = v;
+        }
+    }
+    if (ROUTE == 0u) {
+        return;
+    }
+    memoryBarrierBuffer(); // this workgroup's logits are visible before it is counted
+    barrier();
+    if (tid == 0u) {
+        uint total = gl_NumWorkGroups.x * gl_NumWorkGroups.z;
+        rt_last = atomicAdd(pc.cnt.v[t0], 1u) == total - 1u ? 1u : 0u;
+    }
+    barrier();
+    if (rt_last == 0u) {
+        return; // uniform over the workgroup
+    }
+    memoryBarrierBuffer(); // and the others' are seen
+    uint kk = min(pc.k, pc.nrows);
+    route_token(t0 * pc.nrows, pc.nrows, kk, pc.renorm);
+    if (tid == 0u) {
+        for (uint j = 0u; j < kk; j++) {
+            pc.ids.v[t0 * pc.k + j] = rt_sel_e[j];
+            pc.wts.v[t0 * pc.k + j] = rt_sel_p[j];
+        }
+        pc.cnt.v[t0] = 0u; // ready for the next dispatch
     }
 }

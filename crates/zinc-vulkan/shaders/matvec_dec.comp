@@ -163,10 +163,14 @@ void fuse_block(uint t, uint r_lo, uint nr, uint tid) {
     precise float lo = 0.0;
     if (live) {
         CFloats cy = CFloats(pc.y);
+        vec4 v, g;
+        [[unroll]] for (uint k = 0u; k < 4u; k++) { // every load in flight before the math
+            v[k] = cy.v[e0 + k];
+            g[k] = pc.g.v[j + k];
+        }
         [[unroll]] for (uint k = 0u; k < 4u; k++) {
-            float v = cy.v[e0 + k];
-            add_square(hi, lo, v);
-            z[k] = v * pc.g.v[j + k];
+            add_square(hi, lo, v[k]);
+            z[k] = v[k] * g[k];
             pc.nz.v[e0 + k] = z[k];
         }
         f_hi[tid] = hi;
@@ -231,6 +235,19 @@ void main() {
     float acc[8];
     [[unroll]] for (uint k = 0u; k < NR; k++) {
         acc[k] = 0.0;
+    }
+    // RS: the input row's partial sums, loaded now (one a lane, in flight through the products)
+    // and added after them. (Loaded one after another at the end, they cost the H200 ~4 µs a
+    // dispatch.)
+    bool rs = (pc.flags & 2u) != 0u;
+    uint nbp = pc.ncols / 256u;
+    bool rs_wide = nbp <= min(WG, 64u);
+    uint xrow_rs = MOE == 1u && !x_per_slot() ? t / pc.k : t;
+    float part_h = 0.0, part_l = 0.0;
+    if (rs && rs_wide && tid < nbp) {
+        uint at = 2u * (xrow_rs * nbp + tid);
+        part_h = pc.nz.v[at];
+        part_l = pc.nz.v[at + 1u];
     }
     // MOE 1: the slot's expert.
     uint e1 = 0u;
@@ -372,11 +389,23 @@ void main() {
         }
         return;
     }
-    // RS: the input is a fused norm's z, its row's scale applied here.
+    // RS: the input is a fused norm's z, its row's scale applied here (the partial sums added
+    // in block order, as parts_scale does).
     float rsc = 1.0;
-    if ((pc.flags & 2u) != 0u) {
-        uint xrow = MOE == 1u && !x_per_slot() ? t / pc.k : t;
-        rsc = parts_scale(pc.nz, xrow, pc.ncols, pc.eps);
+    if (rs && rs_wide) {
+        if (tid < nbp) {
+            f_hi[tid] = part_h;
+            f_lo[tid] = part_l;
+        }
+        barrier();
+        precise float hi = 0.0;
+        precise float lo = 0.0;
+        for (uint b = 0u; b < nbp; b++) {
+            two_sum_into(hi, lo, f_hi[b], f_lo[b]);
+        }
+        rsc = mean_scale(hi, lo, pc.ncols, pc.eps);
+    } else if (rs) {
+        rsc = parts_scale(pc.nz, xrow_rs, pc.ncols, pc.eps);
     }
     [[unroll]] for (uint k = 0u; k < NR; k++) {
         float total = group_sum(acc[k], tid, lane) * rsc;

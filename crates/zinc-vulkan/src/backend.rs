@@ -95,7 +95,7 @@ const MAX_SPLITS: usize = 128;
 const ATTN_DEC_SLICES: usize = 16;
 /// Kernels whose outputs index other data (expert ids): left out, later kernels could read out
 /// of bounds, so they are never skipped, nor counted for an ablation.
-pub(crate) const NEVER_SKIPPED: [&str; 2] = ["moe_route", "moe_sort"];
+pub(crate) const NEVER_SKIPPED: [&str; 3] = ["moe_route", "moe_sort", "router_routed"];
 
 /// `Backend::ablation`'s state.
 struct Ablation {
@@ -121,6 +121,8 @@ struct AttnDecPlan {
 const ATTN_COUNTERS: usize = 4096;
 /// Counters of matvec_dec.comp's FUSE: one per (token, 256-row block) of a decode step's rows.
 const FUSE_COUNTERS: usize = 4096;
+/// Counters of matvec.comp's ROUTE (one per token), after FUSE's in the same buffer.
+const ROUTE_COUNTERS: usize = 64;
 /// attn_dec.comp merges its slices itself up to this many of them (its MERGE_MAX).
 const MERGE_SPLITS: usize = 8;
 /// The last activations quantized for the integer-dot mat-vec, kept for the next projection of
@@ -387,7 +389,8 @@ pub struct VulkanBackend {
     gelu_table: Buffer,
     /// attn_dec.comp's merge counters (`ATTN_COUNTERS` words, zero between dispatches).
     attn_count: Buffer,
-    /// matvec_dec.comp's FUSE counters (`FUSE_COUNTERS` words, zero between dispatches).
+    /// matvec_dec.comp's FUSE counters (`FUSE_COUNTERS` words, zero between dispatches), then
+    /// matvec.comp's ROUTE counters (`ROUTE_COUNTERS`).
     fuse_count: Buffer,
     /// GPU timestamps are on (`VulkanOptions::profile`).
     profiling: bool,
@@ -506,7 +509,7 @@ impl VulkanBackend {
         let mut rec = Recorder::new(&ctx, opts.profile, t.chunks)?;
         let attn_count = ctx.buffer(4 * ATTN_COUNTERS as u64, Memory::Device)?;
         rec.fill_zero(attn_count.buffer, attn_count.size)?;
-        let fuse_count = ctx.buffer(4 * FUSE_COUNTERS as u64, Memory::Device)?;
+        let fuse_count = ctx.buffer(4 * (FUSE_COUNTERS + ROUTE_COUNTERS) as u64, Memory::Device)?;
         rec.fill_zero(fuse_count.buffer, fuse_count.size)?;
         let b = VulkanBackend {
             f16_rows: Mutex::new(HashMap::new()),
@@ -966,6 +969,11 @@ impl VulkanBackend {
         *h.deferred.lock().unwrap_or_else(|e| e.into_inner()) =
             Some(Arc::new(NormScale { side, n, eps }));
         Some(FuseOut { h, norm })
+    }
+
+    /// matvec.comp's ROUTE counters.
+    fn route_count(&self) -> u64 {
+        self.fuse_count.address + 4 * FUSE_COUNTERS as u64
     }
 
     /// The fused norm of `fuse_begin` once its dispatch is recorded (the last command): its

@@ -277,6 +277,11 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
                 !ran.iter().any(|n| n.starts_with("moe_combine")),
                 "moe_combine ran beside the fused down-projection: {ran:?}"
             );
+            // Decode steps route in the router's mat-vec (matvec.comp's ROUTE).
+            assert!(
+                ran.iter().any(|n| n == "router_routed") && !ran.iter().any(|n| n == "moe_route"),
+                "the router did not route: {ran:?}"
+            );
             let ran2 = kernels_run(&fused2);
             assert!(
                 ran2.iter().any(|n| n.starts_with("moe_down_combined")),

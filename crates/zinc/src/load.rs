@@ -93,6 +93,9 @@ pub struct ModelArgs {
     /// comparisons).
     #[arg(long, hide = true)]
     pub vk_fuse_norm: Option<bool>,
+    /// Vulkan MoE decode: the router's mat-vec also routes (kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_router_routes: Option<bool>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -225,6 +228,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_norm_wg: None,
         vk_moe_fused_down: None,
         vk_fuse_norm: None,
+        vk_router_routes: None,
         vk_route_rank: None,
         vk_chunks: None,
         vk_attn_merge: a.vk_attn_merge,
@@ -299,6 +303,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         decode_norm_wg: args.vk_norm_wg,
         moe_fused_down: args.vk_moe_fused_down,
         fuse_norm: args.vk_fuse_norm,
+        router_routes: args.vk_router_routes,
         route_rank: args.vk_route_rank,
         submit_chunks: args.vk_chunks,
         attn_merge: args.vk_attn_merge,

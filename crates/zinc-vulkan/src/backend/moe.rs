@@ -7,7 +7,7 @@ use super::*;
 /// mat-mul's (a 512-token prompt of 128 experts, top 8, averages 32 slots an expert, but
 /// smaller tiles measured slower).
 pub(super) const MOE_CM_TILE: (u32, u32, u32) = (2, 64, 4);
-/// moe_sort.comp groups up to this many experts.
+/// moe_sort.comp groups up to this many experts (and route.glsl routes).
 const MOE_SORT_EXPERTS: usize = 1024;
 
 impl VulkanBackend {
@@ -212,8 +212,7 @@ impl VulkanBackend {
             self.settle(x);
         }
         let primed = self.quant_current(x);
-        let logits = self.project(w.router, x);
-        let n_expert = logits.cols;
+        let n_expert = w.router.rows();
         let k = w.k.min(n_expert);
         let nslots = x.rows * k;
         let ids = self.new_tensor(nslots, 1);
@@ -222,16 +221,19 @@ impl VulkanBackend {
             GateUp::Separate { gate, up } => vec![gate, up, w.down],
             GateUp::Fused(gu) => vec![gu, w.down],
         };
-        let push = Push::new()
-            .addr(logits.addr())
-            .addr(ids.addr())
-            .addr(wts.addr())
-            .u32(n_expert as u32)
-            .u32(k as u32)
-            .u32(w.renorm as u32)
-            .u32(x.rows as u32);
-        let spec = [self.tune.shuffle as u32, self.tune.route_rank as u32, 0];
-        self.run_spec("moe_route", spec, fold(x.rows), push);
+        if !self.route_fused(w.router, x, &ids, &wts, k, w.renorm) {
+            let logits = self.project(w.router, x);
+            let push = Push::new()
+                .addr(logits.addr())
+                .addr(ids.addr())
+                .addr(wts.addr())
+                .u32(n_expert as u32)
+                .u32(k as u32)
+                .u32(w.renorm as u32)
+                .u32(x.rows as u32);
+            let spec = [self.tune.shuffle as u32, self.tune.route_rank as u32, 0];
+            self.run_spec("moe_route", spec, fold(x.rows), push);
+        }
         // The router and the routing wrote only their own outputs: x's quantization by the norm
         // before them still serves the experts. (The routing declares no output, so the first
         // expert mat-vec, which reads its ids, waits behind a barrier all the same.)
@@ -290,6 +292,73 @@ impl VulkanBackend {
         let y = proj(w.down, 0, w.down.rows(), &a, scales[2], true);
         self.moe_combine(&y, &wts, x.rows, k, out, accumulate);
         None
+    }
+
+    /// Decode steps: the router's logits and the routing in one dispatch (matvec.comp's ROUTE,
+    /// its last workgroup of each token routing it as moe_route.comp does), writing `ids` and
+    /// `wts`; false (nothing recorded) where it does not apply.
+    fn route_fused(
+        &self,
+        router: &VkWeight,
+        x: &VkTensor,
+        ids: &VkTensor,
+        wts: &VkTensor,
+        k: usize,
+        renorm: bool,
+    ) -> bool {
+        let tpr = self.tune.threads_per_row;
+        let (rows, cols) = (router.rows(), router.cols());
+        let fits = self.tune.router_routes
+            && self.tune.route_rank
+            && self.tune.shuffle
+            && router.ty == GgmlType::F32
+            && x.rows <= ROUTE_COUNTERS.min(4)
+            && x.cols == cols
+            && tpr > 1
+            && 64 % tpr == 0
+            && rows <= MOE_SORT_EXPERTS
+            && (1..=64).contains(&k);
+        if !fits {
+            return false;
+        }
+        // A deferred norm's scale is applied to the logits (matvec.comp's has_rs).
+        let scale = x.norm_scale();
+        let xa = x.key();
+        let logits = self.new_tensor(x.rows, rows);
+        let mut g = fold(rows.div_ceil((64 / tpr) as usize));
+        g[1] = x.rows as u32;
+        let v4 = cols.is_multiple_of(4)
+            && router.row_bytes.is_multiple_of(16)
+            && router.buf.address.is_multiple_of(16)
+            && xa.is_multiple_of(16);
+        let push = Push::new()
+            .addr(router.buf.address)
+            .addr(xa)
+            .addr(logits.addr())
+            .u32(cols as u32)
+            .u32(rows as u32)
+            .u32(router.row_bytes as u32)
+            .u32(x.rows as u32);
+        let push = match scale.as_deref() {
+            Some(n) => push.addr(n.parts()).f32(n.eps).u32(1),
+            None => push.addr(0).f32(0.0).u32(0),
+        }
+        .addr(ids.addr())
+        .addr(wts.addr())
+        .addr(self.route_count())
+        .u32(k as u32)
+        .u32(renorm as u32);
+        let spec = [64, tpr, 1, v4 as u32, 1, 0];
+        self.run_labeled(
+            variant("matvec", router.ty),
+            "router_routed",
+            spec,
+            g,
+            push,
+            None,
+            false,
+        );
+        true
     }
 
     /// Decode steps: the down-projection of every slot and their weighted sum in one dispatch

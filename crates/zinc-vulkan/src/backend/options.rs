@@ -108,6 +108,10 @@ pub struct VulkanOptions {
     /// (matvec_dec.comp's FUSE: the last workgroup of each 256-row block quantizes it, and the
     /// mat-vecs that read it apply its scale), one dispatch instead of two. `None`: on.
     pub fuse_norm: Option<bool>,
+    /// MoE decode steps: the router's mat-vec also routes (matvec.comp's ROUTE: its last
+    /// workgroup of each token ranks the experts as moe_route.comp does), one dispatch instead
+    /// of two. `None`: on.
+    pub router_routes: Option<bool>,
     /// Commands in the first piece of a recording sent to the device, and in each later one
     /// (1–4,096), kernel tuning. `None`: (16, 64) (H200, Qwen3-8B tg64: 237.3 / 236.3 tok/s
     /// against 225.9 / 223.7 for 4x32, 231.9 for 8x128, 211.8 for 4x16).
@@ -165,6 +169,8 @@ pub(super) struct Tuning {
     pub(super) moe_fused_down: bool,
     /// See [`VulkanOptions::fuse_norm`].
     pub(super) fuse_norm: bool,
+    /// See [`VulkanOptions::router_routes`].
+    pub(super) router_routes: bool,
     /// See [`VulkanOptions::route_rank`].
     pub(super) route_rank: bool,
     /// See [`VulkanOptions::prompt_f16`].
@@ -400,6 +406,7 @@ impl Tuning {
             moe_spec,
             moe_fused_down: opts.moe_fused_down.unwrap_or(true),
             fuse_norm: opts.fuse_norm.unwrap_or(true),
+            router_routes: opts.router_routes.unwrap_or(true),
             route_rank: opts.route_rank.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,
