@@ -76,6 +76,8 @@ float token_scale(uint t) {
 }
 
 shared float red[WG];
+shared float rs_hi[64];
+shared float rs_lo[64];
 
 void main() {
     uint tid = gl_LocalInvocationID.x;
@@ -86,6 +88,17 @@ void main() {
     uint row_byte = r * pc.row_bytes;
     uint nblocks = pc.ncols / BLOCK_ELEMS;
 
+    // has_rs with TPR > 1: token t0's partial sums loaded now, one an invocation (in flight
+    // through the products; parts_scale's loads one after another cost microseconds), and
+    // added in block order after them.
+    uint nbp = pc.ncols / 256u;
+    bool rs_wide = TPR > 1u && pc.has_rs != 0u && nbp <= min(WG, 64u);
+    float part_h = 0.0, part_l = 0.0;
+    if (rs_wide && tid < nbp) {
+        uint at = 2u * (t0 * nbp + tid);
+        part_h = pc.rs.v[at];
+        part_l = pc.rs.v[at + 1u];
+    }
     if (TPR == 1u) {
         // One row, NT tokens: every weight element is decoded once and used NT times.
         if (!live) {
@@ -156,8 +169,24 @@ void main() {
             red[tid] += red[tid + s];
         }
     }
+    float rsc = 1.0;
+    if (rs_wide) {
+        if (tid < nbp) {
+            rs_hi[tid] = part_h;
+            rs_lo[tid] = part_l;
+        }
+        barrier();
+        precise float hi = 0.0;
+        precise float lo = 0.0;
+        for (uint b = 0u; b < nbp; b++) {
+            two_sum_into(hi, lo, rs_hi[b], rs_lo[b]);
+        }
+        rsc = mean_scale(hi, lo, pc.ncols, pc.eps);
+    } else if (pc.has_rs != 0u) {
+        rsc = token_scale(t0);
+    }
     if (lane == 0u && live) {
-        float v = red[tid] * token_scale(t0);
+        float v = red[tid] * rsc;
         if (ROUTE == 1u) {
             CFloats(pc.y).v[t0 * pc.nrows + r] = v;
         } else {
