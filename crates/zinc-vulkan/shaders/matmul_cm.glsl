@@ -19,8 +19,10 @@
 // Specialization constants: 0 = WG, the workgroup size: 32·SGN·SGM invocations (the host takes
 //   this kernel only where the subgroup size is 32 and 16×16×16 f16/f32 cooperative matrices
 //   exist); 1 = SGM, subgroups along the weight rows (1 or 2); 2 = BK, columns a step (32 or
-//   64); 3 = XH, 1 where x holds f16 pairs. Each subgroup computes 32 tokens × 64 rows (2×4 accumulators), so a workgroup's tile is
-//   BN = 32·SGN tokens × BM = 64·SGM rows.
+//   64); 3 = XH, 1 where x holds f16 pairs; 4 = TM, 16-token accumulator tiles a subgroup (2 or
+//   4; 0 reads as 2). Each subgroup computes 16·TM tokens × 64 rows (TM×4 accumulators: at 4,
+//   each weight fragment read from shared memory serves twice the products), so a workgroup's
+//   tile is BN = 16·TM·SGN tokens × BM = 64·SGM rows.
 // Dispatch: (ceil(ntok / BN), min(R, 65535), ceil(R / 65535)) with R = ceil(nrows / BM): the
 //   token tile is gl_WorkGroupID.x (fastest: the tiles that share a weight slice run together),
 //   the row tile y + z·65535.
@@ -43,6 +45,8 @@ layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint SGM = 1;
 layout(constant_id = 2) const uint BK = 32;
 layout(constant_id = 3) const uint XH = 0; // 1: x holds f16 pairs (act_quant.comp's half_out)
+layout(constant_id = 4) const uint TM_SPEC = 2;
+const uint TM = TM_SPEC == 4u ? 4u : 2u;
 layout(local_size_x_id = 0) in;
 
 layout(push_constant, std430) uniform PC {
@@ -72,7 +76,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer Floats4 { v
 const uint NSG = WG / 32u;
 const uint SGN = NSG / SGM;
 const uint BM = 64u * SGM; // weight rows
-const uint BN = 32u * SGN; // tokens
+const uint BN = 16u * TM * SGN; // tokens
 const uint LD = BK / 8u + 1u; // padded row stride of the input tiles, in vectors of 8 halves
 
 // The f16 tiles as 16-byte vectors of 8 halves: written a vector at a time, read by
@@ -94,14 +98,14 @@ shared uint orow[BN];
 
 const uint CPR = BK / 16u;        // 16-column weight chunks per tile row
 const uint NWC = BK / (8u * SGN); // weight chunks per invocation per step (BM·CPR / WG), ≤ 4
-const uint NXC = BK / (8u * SGM); // 8-column activation chunks per invocation (BN·BK/8 / WG)
+const uint NXC = TM * BK / (16u * SGM); // 8-column activation chunks an invocation (BN·BK/8 / WG)
 
 // Step k0's tiles into registers. Weights: chunk ch = 16 consecutive columns of one row (they
 // share their block's scales), neighbouring invocations on neighbouring chunks; F16 rows (an F16
 // weight, or one dequantized by dequant_f16.comp) are read as they are, other formats
 // dequantized (dequant16). Activations: 8 consecutive columns of one token (ncols is a multiple
 // of 32, so rows start 16-byte aligned).
-void fetch(uint k0, uint r0, uint tid, out uvec4 wst[8], out vec4 xst[16]) {
+void fetch(uint k0, uint r0, uint tid, out uvec4 wst[8], out vec4 xst[32]) {
     [[unroll]] for (uint n = 0u; n < NWC; n++) {
         uint ch = tid + n * WG;
         uint wr = r0 + ch / CPR;
@@ -144,7 +148,7 @@ void fetch(uint k0, uint r0, uint tid, out uvec4 wst[8], out vec4 xst[16]) {
 }
 
 // The fetched tiles into shared memory as f16, 8 halves a store.
-void commit(uint tid, uvec4 wst[8], vec4 xst[16]) {
+void commit(uint tid, uvec4 wst[8], vec4 xst[32]) {
     [[unroll]] for (uint n = 0u; n < NWC; n++) {
         uint ch = tid + n * WG;
         uint at = (ch / CPR) * LD + (ch % CPR) * 2u;
@@ -195,11 +199,11 @@ void main() {
     barrier();
     uint sg = tid / 32u;
     uint lane = tid % 32u;
-    uint tq = (sg % SGN) * 32u; // this subgroup's tokens: tq .. tq + 31
+    uint tq = (sg % SGN) * 16u * TM; // this subgroup's tokens: tq .. tq + 16·TM − 1
     uint rq = (sg / SGN) * 64u; // and rows: rq .. rq + 63
 
-    CM_C acc[2][4];
-    [[unroll]] for (uint i = 0u; i < 2u; i++) {
+    CM_C acc[TM][4];
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
         [[unroll]] for (uint j = 0u; j < 4u; j++) {
             acc[i][j] = CM_C(0.0);
         }
@@ -208,7 +212,7 @@ void main() {
     // Each step's tiles go global → registers (fetch) → shared memory (commit): the next step's
     // fetch is issued before this step's multiplications, so its loads are in flight meanwhile.
     uvec4 wst[8]; // NWC weight chunks of 16 halves
-    vec4 xst[16]; // NXC activation chunks of 8 floats
+    vec4 xst[32]; // NXC activation chunks of 8 floats
     fetch(0u, r0, tid, wst, xst);
     for (uint k0 = 0u; k0 < pc.ncols; k0 += BK) {
         commit(tid, wst, xst);
@@ -217,9 +221,9 @@ void main() {
             fetch(k0 + BK, r0, tid, wst, xst);
         }
         [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
-            CM_A a[2];
+            CM_A a[TM];
             CM_B b[4];
-            [[unroll]] for (uint i = 0u; i < 2u; i++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
                 // A: 16 tokens × 16 columns, row-major in Xs.
                 coopMatLoad(a[i], Xs, (tq + 16u * i) * LD + kk / 8u, LD, gl_CooperativeMatrixLayoutRowMajor);
             }
@@ -227,7 +231,7 @@ void main() {
                 // B: 16 columns × 16 rows = Ws rows read as columns (column-major).
                 coopMatLoad(b[j], Ws, (rq + 16u * j) * LD + kk / 8u, LD, gl_CooperativeMatrixLayoutColumnMajor);
             }
-            [[unroll]] for (uint i = 0u; i < 2u; i++) {
+            [[unroll]] for (uint i = 0u; i < TM; i++) {
                 [[unroll]] for (uint j = 0u; j < 4u; j++) {
                     acc[i][j] = coopMatMulAdd(a[i], b[j], acc[i][j]);
                 }
@@ -237,7 +241,7 @@ void main() {
     }
 
     // Each 16×16 result through this subgroup's staging tile, written with bounds checks.
-    [[unroll]] for (uint i = 0u; i < 2u; i++) {
+    [[unroll]] for (uint i = 0u; i < TM; i++) {
         [[unroll]] for (uint j = 0u; j < 4u; j++) {
             coopMatStore(acc[i][j], Cs, sg * 256u, 16u, gl_CooperativeMatrixLayoutRowMajor);
             subgroupMemoryBarrierShared();

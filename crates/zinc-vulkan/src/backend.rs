@@ -421,8 +421,9 @@ const DECODE_NORM_WG: u32 = 64;
 /// f16 activation (32·sgn tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, a
 /// 16×16 f32 staging tile per subgroup, and two words a token. Rows whose length bk does not
 /// divide take bk = 32.
-fn cm_shared_bytes(sgm: u32, bk: u32, sgn: u32) -> u32 {
-    (32 * sgn + 64 * sgm) * (bk + 8) * 2 + sgn * sgm * 1024 + 32 * sgn * 8
+fn cm_shared_bytes(sgm: u32, bk: u32, sgn: u32, tm: u32) -> u32 {
+    let tokens = 16 * tm * sgn;
+    (tokens + 64 * sgm) * (bk + 8) * 2 + sgn * sgm * 1024 + tokens * 8
 }
 
 /// Float weight formats (the quantized ones have integer-dot and dequantizing kernels).
@@ -1072,14 +1073,15 @@ impl VulkanBackend {
             // on the H200: Qwen3-8B pp512 7,830 / 7,814 tok/s against 6,416 / 6,429 for 1x64x4,
             // 6,535 for 1x64x2, 6,770 for 1x32x4.)
             let [wg, sgm, mut bk] = self.tune.cm_spec;
+            let tm = self.tune.cm_tm;
             let tiles = rows.div_ceil(64 * sgm as usize);
-            let bn = (wg / sgm) as usize; // 32 · SGN
+            let bn = (wg / sgm / 32 * 16 * tm) as usize; // 16 · TM · SGN
             let g = grid(x.rows.div_ceil(bn), tiles);
             // BK must divide the row.
             if !cols.is_multiple_of(bk as usize) {
                 bk = 32;
             }
-            let spec = [wg, sgm, bk, 1, 0, 0]; // XH: the activations arrive as f16
+            let spec = [wg, sgm, bk, 1, tm, 0]; // XH: the activations arrive as f16
             self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
             return out;
         }

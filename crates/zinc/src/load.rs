@@ -128,6 +128,14 @@ pub struct ModelArgs {
     /// SGN (token subgroups: 32·SGN tokens a tile) 2 or 4.
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_coopmat_tile: Option<(u32, u32, u32)>,
+    /// Vulkan cooperative-matrix mat-mul: 16-token accumulator tiles a subgroup, 2 or 4 (kernel
+    /// tuning).
+    #[arg(long, hide = true)]
+    pub vk_coopmat_tm: Option<u32>,
+    /// Vulkan MoE prompts' cooperative-matrix mat-mul: accumulator tiles along slots (kernel
+    /// tuning).
+    #[arg(long, hide = true)]
+    pub vk_moe_tm: Option<u32>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel tuning).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -189,6 +197,12 @@ pub struct ModelArgsLite {
     /// Vulkan cooperative-matrix tile, `SGMxBK[xSGN]` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_coopmat_tile: Option<(u32, u32, u32)>,
+    /// Vulkan cooperative-matrix mat-mul: accumulator tiles along tokens (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_coopmat_tm: Option<u32>,
+    /// Vulkan MoE cooperative-matrix mat-mul: accumulator tiles along slots (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_moe_tm: Option<u32>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -235,6 +249,8 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_cpu_attention: None,
         vk_skip: Vec::new(),
         vk_coopmat_tile: a.vk_coopmat_tile,
+        vk_coopmat_tm: a.vk_coopmat_tm,
+        vk_moe_tm: a.vk_moe_tm,
         vk_moe_tile: a.vk_moe_tile,
         vk_prompt_f16: a.vk_prompt_f16,
         vk_prompt_cache_mb: None,
@@ -309,6 +325,8 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
+        coopmat_tm: args.vk_coopmat_tm,
+        moe_tm: args.vk_moe_tm,
         moe_tile: args.vk_moe_tile,
         prompt_f16: args.vk_prompt_f16,
         prompt_weight_cache_mb: args.vk_prompt_cache_mb,

@@ -15,7 +15,7 @@ impl VulkanBackend {
     /// and the tile table, of `max_tiles` entries.
     fn moe_groups(&self, ids: u64, nslots: usize, n_expert: usize) -> (VkTensor, VkTensor, usize) {
         let [wg, sgm, _] = self.tune.moe_spec;
-        let bn = (wg / sgm) as usize; // slots a tile: 32 · SGN
+        let bn = (wg / sgm / 32 * 16 * self.tune.moe_tm) as usize; // slots a tile: 16 · TM · SGN
         let max_tiles = nslots.div_ceil(bn) + n_expert;
         let order = self.new_tensor(nslots, 1);
         let tiles = self.new_tensor(max_tiles, 3);
@@ -81,7 +81,7 @@ impl VulkanBackend {
         if !cols.is_multiple_of(bk as usize) {
             bk = 32;
         }
-        let spec = [wg, sgm, bk, 1, 0, 0]; // XH: the activations arrive as f16
+        let spec = [wg, sgm, bk, 1, self.tune.moe_tm, 0]; // XH: the activations arrive as f16
         self.run_ordered(variant("moe_matmul_cm", wty), spec, g, push, None, false);
         self.round_still_valid(seq);
         out
@@ -245,7 +245,8 @@ impl VulkanBackend {
         // devices without them, float experts, rows not a multiple of 32) go slot by slot. The
         // tile table is the dispatch's x (at most 65,535 entries); the kernel's byte offsets are
         // 32-bit, as every kernel's, so expert tensors of 4 GiB or more go slot by slot too.
-        let slots_per_tile = (self.tune.moe_spec[0] / self.tune.moe_spec[1]) as usize;
+        let [wg, sgm, _] = self.tune.moe_spec;
+        let slots_per_tile = (wg / sgm / 32 * 16 * self.tune.moe_tm) as usize;
         let grouped = self.tune.coopmat
             && x.rows > 4
             && n_expert <= MOE_SORT_EXPERTS

@@ -91,10 +91,17 @@ pub struct VulkanOptions {
     /// smaller ones (whose memory the KV cache needs more).
     pub prompt_weight_cache_mb: Option<u64>,
     /// The cooperative-matrix mat-mul's tile as (subgroups along weight rows, columns a step,
-    /// subgroups along tokens): `matmul_cm.comp`'s SGM, BK and SGN (32·SGN tokens × 64·SGM
-    /// rows). `None`: (2, 64, 4) where the device has the shared memory for it (128 tokens ×
-    /// 128 rows, 45 KiB), else (1, 32, 4).
+    /// subgroups along tokens): `matmul_cm.comp`'s SGM, BK and SGN (16·TM·SGN tokens × 64·SGM
+    /// rows, TM from `coopmat_tm`). `None`: (2, 64, 2) with TM 4, where the device has the
+    /// shared memory for it (128 tokens × 128 rows, 41 KiB), else (2, 64, 4) with TM 2 (the
+    /// same tile, 45 KiB), else (1, 32, 4).
     pub coopmat_tile: Option<(u32, u32, u32)>,
+    /// The cooperative-matrix mat-mul's 16-token accumulator tiles a subgroup (`matmul_cm.glsl`'s
+    /// TM: 2 or 4; the tile's tokens become 16·TM·SGN). `None`: 4 with the tile 2x64x2 where
+    /// the shared memory holds it and no tile is given, else 2.
+    pub coopmat_tm: Option<u32>,
+    /// `coopmat_tm` for the MoE mat-mul (`moe_tile`'s tokens become 16·TM·SGN). `None`: 2.
+    pub moe_tm: Option<u32>,
     /// MoE routing ranks every expert in one pass (up to 1,024 experts and 64 picks) instead
     /// of a round of workgroup reductions per pick; the same picks and weights for finite
     /// logits (NaN ones: ids 0..k−1 of weight 0). `None`: on (H200, Qwen3-30B-A3B tg64, one
@@ -163,6 +170,10 @@ pub(super) struct Tuning {
     pub(super) coopmat: bool,
     /// `matmul_cm.comp`'s specialization: [workgroup size, SGM, BK].
     pub(super) cm_spec: [u32; 3],
+    /// Its TM (see [`VulkanOptions::coopmat_tm`]).
+    pub(super) cm_tm: u32,
+    /// `moe_matmul_cm.comp`'s TM (see [`VulkanOptions::moe_tm`]).
+    pub(super) moe_tm: u32,
     /// `moe_matmul_cm.comp`'s: [workgroup size, SGM, BK].
     pub(super) moe_spec: [u32; 3],
     /// See [`VulkanOptions::moe_fused_down`].
@@ -235,8 +246,25 @@ impl Tuning {
         let shuffle = info.subgroup_shuffle;
         let cpu_attention = opts.cpu_attention.unwrap_or(on_cpu);
         let coopmat = opts.coopmat.unwrap_or(true) && plan.coopmat;
-        let shared_ok =
-            |(m, k, n): (u32, u32, u32)| cm_shared_bytes(m, k, n) <= info.max_shared_memory;
+        let shared_for = |tm: u32, (m, k, n): (u32, u32, u32)| {
+            cm_shared_bytes(m, k, n, tm) <= info.max_shared_memory
+        };
+        let shared_ok = |t: (u32, u32, u32)| shared_for(2, t);
+        let tm_of = |given: Option<u32>, default: u32| {
+            checked(
+                given,
+                default,
+                |t| t == 2 || t == 4,
+                |t| format!("cooperative-matrix accumulator tiles {t} (2 or 4)"),
+            )
+        };
+        // The dense mat-mul: 4 accumulator tiles a subgroup over 2x64x2 (128 tokens × 128
+        // rows, as 2x64x4 at 2) where the shared memory holds it (H200, Qwen3-8B pp512: 9,660
+        // tok/s against 7,955 for 2x64x4 at 2; at 4, 2x32x2 5,159, 1x32x4 4,780, 2x32x4 4,857,
+        // 1x64x2 3,446).
+        let wide = shared_for(4, (2, 64, 2)) && opts.coopmat_tile.is_none();
+        let cm_tm = tm_of(opts.coopmat_tm, if wide { 4 } else { 2 })?;
+        let moe_tm = tm_of(opts.moe_tm, 2)?;
         let valid = |&(m, k, n): &(u32, u32, u32)| {
             (1..=2).contains(&m) && (k == 32 || k == 64) && (n == 2 || n == 4)
         };
@@ -259,10 +287,20 @@ impl Tuning {
                 },
             )
         };
-        let (sgm, bk, sgn) = tile(opts.coopmat_tile, (2, 64, 4), "cooperative-matrix")?;
+        let dense_default = if cm_tm == 4 { (2, 64, 2) } else { (2, 64, 4) };
+        let (sgm, bk, sgn) = tile(opts.coopmat_tile, dense_default, "cooperative-matrix")?;
         let cm_spec = [32 * sgn * sgm, sgm, bk];
         let (m, k, n) = tile(opts.moe_tile, MOE_CM_TILE, "MoE cooperative-matrix")?;
         let moe_spec = [32 * n * m, m, k];
+        for (what, tm, (m, k, n)) in [("", cm_tm, (sgm, bk, sgn)), ("MoE ", moe_tm, (m, k, n))] {
+            if !shared_for(tm, (m, k, n)) {
+                return Err(VulkanError::BadOption(format!(
+                    "{what}cooperative-matrix tile {m}x{k}x{n} with {tm} accumulator tiles: \
+                     more than the device's {} bytes of shared memory",
+                    info.max_shared_memory
+                )));
+            }
+        }
         const GIB: u64 = 1 << 30;
         let f16_budget = match opts.prompt_weight_cache_mb {
             Some(mb) => mb << 20,
@@ -403,6 +441,8 @@ impl Tuning {
             cpu_attention,
             coopmat,
             cm_spec,
+            cm_tm,
+            moe_tm,
             moe_spec,
             moe_fused_down: opts.moe_fused_down.unwrap_or(true),
             fuse_norm: opts.fuse_norm.unwrap_or(true),
