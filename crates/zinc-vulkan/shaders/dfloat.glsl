@@ -1,6 +1,7 @@
 // dfloat.glsl — double-float sums (a value as hi + lo, added with error-free two-sums) and the
-// RMSNorm scale of such a sum of squares. Shared by rms.glsl (rms_norm.comp, norm_quant.comp,
-// qk_prep.comp), matvec_dec.comp's fused norm and rscale.comp, so all of them round the same way.
+// RMSNorm scale of such a sum of squares: rms.glsl's arithmetic (rms_norm.comp, norm_quant.comp,
+// qk_prep.comp, which keep it inline) for matvec_dec.comp's fused norm, the mat-vecs that apply
+// its scale and rscale.comp.
 
 // (hi, lo) += (b, b_lo) as double-floats (an error-free two-sum of the high parts).
 void two_sum_into(inout float hi, inout float lo, float b, float b_lo) {
@@ -12,16 +13,19 @@ void two_sum_into(inout float hi, inout float lo, float b, float b_lo) {
     lo = lo + b_lo + e;
 }
 
-// (hi, lo) += v² (the square rounded to f32 first, as every includer does).
+// (hi, lo) += v², the square rounded to f32 first (rms.glsl's loop, every step precise).
 void add_square(inout float hi, inout float lo, float v) {
+    precise float h = hi;
     precise float p = v * v;
-    precise float s = hi + p;
-    precise float bp = s - hi;
-    lo += (hi - (s - bp)) + (p - bp);
+    precise float s = h + p;
+    precise float bp = s - h;
+    precise float l = lo + ((h - (s - bp)) + (p - bp));
     hi = s;
+    lo = l;
 }
 
-// 1 / sqrt(mean + eps) for the mean (hi + lo) / n rounded once, as (f64 sum / n) as f32 is.
+// 1 / sqrt(mean + eps) for the mean (hi + lo) / n rounded once, as (f64 sum / n) as f32 is
+// (rms.glsl's ending).
 float mean_scale(float hi, float lo, uint n, float eps) {
     precise float fn = float(n);
     precise float q = hi / fn;

@@ -49,7 +49,7 @@
 //   its token itself from the router's logits measured 149.5 against 205 tok/s on the H200,
 //   Qwen3-30B-A3B, and was removed.)
 // Then Floats nz; Words side; Floats g; Words cnt; float eps; uint flags (bits 2 and 3:
-//   x_per_slot, has_scale). Bit 0, FUSE (a MOE 0 or 2
+//   x_per_slot, has_scale). Specialization constant 5, NORM: bit 0, FUSE (a MOE 0 or 2
 //   form with accumulate; nrows a multiple of 256, each workgroup's rows within one 256-row
 //   block, WG a multiple of 64): the rows, once stored, also feed the next RMSNorm — the last
 //   workgroup of each (token, 256-row block) writes the block's pieces of it (fuse_block), and
@@ -67,6 +67,11 @@ layout(constant_id = 1) const uint LPR = 32;
 layout(constant_id = 2) const uint NR = 1;
 layout(constant_id = 3) const uint MOE = 0;
 layout(constant_id = 4) const uint PB = 1;
+// 5 = NORM: bit 0 FUSE, bit 1 RS (below; specialized so that kernels without them carry none of
+// their code or registers).
+layout(constant_id = 5) const uint NORM = 0;
+const bool FUSE = (NORM & 1u) != 0u;
+const bool RS = (NORM & 2u) != 0u;
 const uint LPB = 8u / PB; // lanes per block
 layout(local_size_x_id = 0) in;
 
@@ -94,7 +99,7 @@ layout(push_constant, std430) uniform PC {
     Floats g;      // FUSE: its weight
     Words cnt;     // FUSE: a counter per (token, 256-row block), zero between dispatches
     float eps;     // RS: the input norm's epsilon
-    uint flags;    // 1 FUSE, 2 RS, 4 x_per_slot, 8 has_scale (MOE)
+    uint flags;    // 4 x_per_slot, 8 has_scale (MOE)
 } pc;
 
 bool x_per_slot() {
@@ -108,18 +113,21 @@ bool has_scale() {
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4s { vec4 v[]; };
 
+// FUSE and RS's shared memory only in their variants (1-element arrays otherwise).
+const uint HAS_NORM = (NORM + 2u) / 3u; // 1 where NORM is 1, 2 or 3
+#define Q8_WG (1u + (NORM & 1u) * (WG - 1u))
 #include "dfloat.glsl"
 #include "quant8.glsl"
 
 shared float gsum[WG];
 shared uint f_last;
-shared float f_hi[64];
-shared float f_lo[64];
+shared float f_hi[1u + HAS_NORM * 63u];
+shared float f_lo[1u + HAS_NORM * 63u];
 
 // y[at] = total (or += with accumulate); coherent under FUSE.
 void store_y(uint at, float total) {
     float v = pc.accumulate == 1u ? pc.y.v[at] + total : total;
-    if ((pc.flags & 1u) != 0u) {
+    if (FUSE) {
         CFloats(pc.y).v[at] = v;
     } else {
         pc.y.v[at] = v;
@@ -239,7 +247,7 @@ void main() {
     // RS: the input row's partial sums, loaded now (one a lane, in flight through the products)
     // and added after them. (Loaded one after another at the end, they cost the H200 ~4 µs a
     // dispatch.)
-    bool rs = (pc.flags & 2u) != 0u;
+    bool rs = RS;
     uint nbp = pc.ncols / 256u;
     bool rs_wide = nbp <= min(WG, 64u);
     uint xrow_rs = MOE == 1u && !x_per_slot() ? t / pc.k : t;
@@ -384,7 +392,7 @@ void main() {
                 store_y(t * pc.nrows + r, total);
             }
         }
-        if ((pc.flags & 1u) != 0u) {
+        if (FUSE) {
             fuse_block(t, r0, NR, tid);
         }
         return;
@@ -417,7 +425,7 @@ void main() {
             store_y(t * pc.nrows + r, total);
         }
     }
-    if ((pc.flags & 1u) != 0u) {
+    if (FUSE) {
         fuse_block(t, wgi * (WG / LPR) * NR, (WG / LPR) * NR, tid);
     }
 }

@@ -13,12 +13,17 @@
 //   2 Q8_K: blocks of 256; m = the value of largest |x| (the first one), iscale = −127/m,
 //           q = min(roundEven(iscale·x), 127), d = 1/iscale (all zero when m = 0)
 //
-// The includer declares WG (its workgroup size, a multiple of 64) first.
+// The includer declares WG (its workgroup size, a multiple of 64) first, and may define Q8_WG,
+// the shared arrays' length (default WG; a specialization-constant expression of 1 where the
+// includer's variant never quantizes, so it carries no shared memory for it).
 
-shared float q_abs[WG];
-shared uint q_idx[WG];
-shared float q_val[WG];
-shared int q_sum[WG];
+#ifndef Q8_WG
+#define Q8_WG WG
+#endif
+shared float q_abs[Q8_WG];
+shared uint q_idx[Q8_WG];
+shared float q_val[Q8_WG];
+shared int q_sum[Q8_WG];
 
 float round_f16(float v) {
     return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x;

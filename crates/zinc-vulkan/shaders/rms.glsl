@@ -34,7 +34,12 @@ float rms_scale(Floats x, uint base, uint n, float eps) {
             vs[k] = j < n ? x.v[base + j] : 0.0;
         }
         [[unroll]] for (uint k = 0u; k < RMS_BATCH; k++) {
-            add_square(hi, lo, vs[k]);
+            float v = vs[k];
+            precise float p = v * v;
+            precise float s = hi + p;
+            precise float bp = s - hi;
+            lo += (hi - (s - bp)) + (p - bp);
+            hi = s;
         }
     }
     // Within subgroups first (no barriers), then the subgroup leaders through shared memory.
@@ -67,5 +72,11 @@ float rms_scale(Floats x, uint base, uint n, float eps) {
         }
     }
     barrier();
-    return mean_scale(red[0], red_lo[0], n, eps);
+    // mean = (hi + lo) / n rounded once, as (f64 sum / n) as f32 is.
+    precise float fn = float(n);
+    precise float q = red[0] / fn;
+    precise float r = fma(-q, fn, red[0]) + red_lo[0];
+    precise float mean = q + r / fn;
+    precise float scale = 1.0 / sqrt(mean + eps);
+    return scale;
 }

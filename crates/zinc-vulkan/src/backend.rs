@@ -178,6 +178,11 @@ pub(super) struct DecNorm {
 }
 
 impl DecNorm {
+    /// matvec_dec.comp's NORM specialization constant: bit 0 FUSE, bit 1 RS.
+    pub(super) fn spec(&self) -> u32 {
+        self.fuse as u32 | (self.rs as u32) << 1
+    }
+
     /// RS for an input quantized with `scale` (none: plain input).
     pub(super) fn reading(scale: Option<&NormScale>) -> DecNorm {
         scale.map_or_else(DecNorm::default, |n| DecNorm {
@@ -191,16 +196,14 @@ impl DecNorm {
 
 /// matvec_dec.comp's push constants: the weight, the quantized input (`xq`, `xs`) and the
 /// output, `moe`'s addresses (ids, scale, wts), `dims` = [ncols, nrows, row_bytes, ntok,
-/// accumulate], `moe`'s scalars, then `norm`'s, with the flags.
+/// accumulate], `moe`'s scalars, then `norm`'s, with the flags (`DecNorm::spec` says which
+/// of FUSE and RS the pipeline has).
 pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe, norm: &DecNorm) -> Push {
     let p = addrs
         .iter()
         .chain(&[moe.ids, moe.scale, moe.wts])
         .fold(Push::new(), |p, &a| p.addr(a));
-    let flags = norm.fuse as u32
-        | (norm.rs as u32) << 1
-        | (moe.x_per_slot as u32) << 2
-        | (moe.has_scale as u32) << 3;
+    let flags = (moe.x_per_slot as u32) << 2 | (moe.has_scale as u32) << 3;
     dims.iter()
         .fold(p, |p, &d| p.u32(d))
         .u32(moe.expert16)
@@ -1245,7 +1248,7 @@ impl VulkanBackend {
                 None => DecNorm::reading(scale.as_deref()),
             };
             let push = dec_push(addrs, dims, &DecMoe::default(), &norm);
-            ([wg, tpr, nr, 0, self.dec_shape(w.ty)[3], 0], push)
+            ([wg, tpr, nr, 0, self.dec_shape(w.ty)[3], norm.spec()], push)
         } else {
             let p = addrs.iter().fold(Push::new(), |p, &a| p.addr(a));
             (

@@ -3,9 +3,10 @@
 
 use super::*;
 
-/// `moe_matmul_cm.comp`'s default tile (SGM, BK, SGN): 128 slots × 128 rows, as the dense
-/// mat-mul's (a 512-token prompt of 128 experts, top 8, averages 32 slots an expert, but
-/// smaller tiles measured slower).
+/// `moe_matmul_cm.comp`'s tile (SGM, BK, SGN) with 2 accumulator tiles a subgroup (where the
+/// default 2x64x2 with 4 does not fit): 128 slots × 128 rows, as the dense mat-mul's (a
+/// 512-token prompt of 128 experts, top 8, averages 32 slots an expert, but smaller tiles
+/// measured slower).
 pub(super) const MOE_CM_TILE: (u32, u32, u32) = (2, 64, 4);
 /// moe_sort.comp groups up to this many experts (and route.glsl routes).
 const MOE_SORT_EXPERTS: usize = 1024;
@@ -164,10 +165,11 @@ impl VulkanBackend {
                         nslots as u32,
                         0,
                     ];
-                    let push = dec_push(addrs, dims, &moe, &DecNorm::reading(norm.as_deref()));
+                    let norm = DecNorm::reading(norm.as_deref());
+                    let push = dec_push(addrs, dims, &moe, &norm);
                     let name = variant("matvec_dec", w.ty);
                     let label = self.shape_label("moe_matvec_dec", nrows, cols);
-                    let spec = [wg, lpr, nr, 1, pb, 0];
+                    let spec = [wg, lpr, nr, 1, pb, norm.spec()];
                     self.run_labeled(name, label, spec, g, push, Some(out.addr()), used);
                 } else {
                     let tpr = self.tune.q_threads_per_row;
@@ -421,7 +423,7 @@ impl VulkanBackend {
         let norm = fuse.as_ref().map(FuseOut::push).unwrap_or_default();
         let push = dec_push(addrs, dims, &moe, &norm);
         let label = self.shape_label("moe_down_combined", nrows, cols);
-        let spec = [wg, lpr, nr, 2, pb, 0];
+        let spec = [wg, lpr, nr, 2, pb, norm.spec()];
         let name = variant("matvec_dec", w.ty);
         let writes = (!accumulate).then_some(out.addr());
         self.run_labeled(name, label, spec, g, push, writes, false);

@@ -100,7 +100,8 @@ pub struct VulkanOptions {
     /// TM: 2 or 4; the tile's tokens become 16·TM·SGN). `None`: 4 with the tile 2x64x2 where
     /// the shared memory holds it and no tile is given, else 2.
     pub coopmat_tm: Option<u32>,
-    /// `coopmat_tm` for the MoE mat-mul (`moe_tile`'s tokens become 16·TM·SGN). `None`: 2.
+    /// `coopmat_tm` for the MoE mat-mul (`moe_tile`'s slots become 16·TM·SGN). `None`: as
+    /// `coopmat_tm`'s (4 with the tile 2x64x2 where it fits and no tile is given).
     pub moe_tm: Option<u32>,
     /// MoE routing ranks every expert in one pass (up to 1,024 experts and 64 picks) instead
     /// of a round of workgroup reductions per pick; the same picks and weights for finite
@@ -123,8 +124,9 @@ pub struct VulkanOptions {
     /// (1–4,096), kernel tuning. `None`: (16, 64) (H200, Qwen3-8B tg64: 237.3 / 236.3 tok/s
     /// against 225.9 / 223.7 for 4x32, 231.9 for 8x128, 211.8 for 4x16).
     pub submit_chunks: Option<(u32, u32)>,
-    /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 4), 128 slots × 128
-    /// rows (H200, Qwen3-30B-A3B prompt 512, tok/s: 2x64x4 5,502; 2x32x2 5,068; 2x32x4 5,045;
+    /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 2) with TM 4 where it
+    /// fits (`moe_tm`), else (2, 64, 4), 128 slots × 128 rows either way (H200, Qwen3-30B-A3B
+    /// prompt 512 at TM 2, tok/s: 2x64x4 5,502; 2x32x2 5,068; 2x32x4 5,045;
     /// 1x32x2 4,394; 1x64x4 3,706; 2x64x2 3,603–3,656 in three earlier runs, where each
     /// invocation dequantizes 64 weights a step against 32 in the others).
     pub moe_tile: Option<(u32, u32, u32)>,
@@ -264,7 +266,10 @@ impl Tuning {
         // 1x64x2 3,446).
         let wide = shared_for(4, (2, 64, 2)) && opts.coopmat_tile.is_none();
         let cm_tm = tm_of(opts.coopmat_tm, if wide { 4 } else { 2 })?;
-        let moe_tm = tm_of(opts.moe_tm, 2)?;
+        // The MoE mat-mul the same way (H200, Qwen3-30B-A3B pp512: 7,877 tok/s against 7,298
+        // for 2x64x4 at 2).
+        let moe_wide = shared_for(4, (2, 64, 2)) && opts.moe_tile.is_none();
+        let moe_tm = tm_of(opts.moe_tm, if moe_wide { 4 } else { 2 })?;
         let valid = |&(m, k, n): &(u32, u32, u32)| {
             (1..=2).contains(&m) && (k == 32 || k == 64) && (n == 2 || n == 4)
         };
@@ -290,7 +295,8 @@ impl Tuning {
         let dense_default = if cm_tm == 4 { (2, 64, 2) } else { (2, 64, 4) };
         let (sgm, bk, sgn) = tile(opts.coopmat_tile, dense_default, "cooperative-matrix")?;
         let cm_spec = [32 * sgn * sgm, sgm, bk];
-        let (m, k, n) = tile(opts.moe_tile, MOE_CM_TILE, "MoE cooperative-matrix")?;
+        let moe_default = if moe_tm == 4 { (2, 64, 2) } else { MOE_CM_TILE };
+        let (m, k, n) = tile(opts.moe_tile, moe_default, "MoE cooperative-matrix")?;
         let moe_spec = [32 * n * m, m, k];
         for (what, tm, (m, k, n)) in [("", cm_tm, (sgm, bk, sgn)), ("MoE ", moe_tm, (m, k, n))] {
             if !shared_for(tm, (m, k, n)) {
