@@ -1026,16 +1026,19 @@ pub fn run<B: Backend>(
                 ("sqr.F32", GgmlType::F32),
                 ("sqr.Q8_0", GgmlType::Q8_0),
             ];
-            let x = randn(&mut rng, ntok * SQ);
-            let a0 = randn(&mut rng, ntok * SQ);
-            let mut acc = b.tensor_from(&a0, ntok, SQ);
-            let eps = 1e-6;
-            let h = b.matmul_add_norm(&w, &b.tensor_from(&x, ntok, SQ), &mut acc, &nw, eps);
-            // (Weights outlive the reads of what was recorded with them.)
+            // The readers' weights first: loading one may record a copy (a staged upload),
+            // after which a backend no longer pairs the fused norm's quantization with it.
+            // (They also outlive the reads of what was recorded with them.)
             let rws = readers
                 .iter()
                 .map(|(name, _)| weight(name))
                 .collect::<Result<Vec<_>, _>>()?;
+            let x = randn(&mut rng, ntok * SQ);
+            let a0 = randn(&mut rng, ntok * SQ);
+            let mut acc = b.tensor_from(&a0, ntok, SQ);
+            let xt = b.tensor_from(&x, ntok, SQ);
+            let eps = 1e-6;
+            let h = b.matmul_add_norm(&w, &xt, &mut acc, &nw, eps);
             let ys: Vec<_> = rws.iter().map(|rw| b.matmul(rw, &h)).collect();
             let accv = b.read(&acc);
             let r = matmul_ref(&wv, SQ, SQ, &dot_input(ty, &x), ntok);

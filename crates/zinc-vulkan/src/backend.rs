@@ -421,7 +421,7 @@ fn norm_wg(group: usize, max_workgroup: u32) -> u32 {
 const DECODE_NORM_WG: u32 = 64;
 
 /// Shared memory of `matmul_cm.comp` with `sgn`·`sgm` subgroups and `bk` columns a step: the
-/// f16 activation (32·sgn tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, a
+/// f16 activation (16·tm·sgn tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, a
 /// 16×16 f32 staging tile per subgroup, and two words a token. Rows whose length bk does not
 /// divide take bk = 32.
 fn cm_shared_bytes(sgm: u32, bk: u32, sgn: u32, tm: u32) -> u32 {
@@ -953,6 +953,7 @@ impl VulkanBackend {
             && wg.is_multiple_of(64)
             && per_wg > 0
             && 256 % per_wg == 0
+            && rows / per_wg as usize <= 65535 // one grid row of workgroups a token (no padding)
             && ntok * rows / 256 <= FUSE_COUNTERS;
         if !fits {
             return None;
@@ -1071,7 +1072,7 @@ impl VulkanBackend {
                     .u32(2 * cols as u32)
                     .u32(x.rows as u32);
             }
-            // A workgroup: 32·SGN tokens × 64·SGM rows. (A smaller tile where this one makes
+            // A workgroup: 16·TM·SGN tokens × 64·SGM rows. (A smaller tile where this one makes
             // fewer than 256 workgroups, e.g. 4,096 rows of a 512-token prompt, measured slower
             // on the H200: Qwen3-8B pp512 7,830 / 7,814 tok/s against 6,416 / 6,429 for 1x64x4,
             // 6,535 for 1x64x2, 6,770 for 1x32x4.)
@@ -1190,7 +1191,7 @@ impl VulkanBackend {
 
     /// `y = W · x` (or `y += W · x` with `accumulate`) on the integer-dot kernel; false (nothing
     /// recorded) where `w`'s format has no such path. `fuse`: matvec_dec.comp's FUSE block (the
-    /// caller checked `fusable`).
+    /// caller's `fuse_begin` said it applies).
     fn matvecq(
         &self,
         w: &VkWeight,
@@ -1201,7 +1202,10 @@ impl VulkanBackend {
     ) -> bool {
         let (rows, cols) = (w.rows(), w.cols());
         let kquant = self.dec_kernel(w, x);
-        let Some((q, s, used, scale)) = self.quant_input(w.ty, x, kquant) else {
+        // A dispatch that fuses the next norm cannot also apply its input's (FUSE and RS share
+        // push constants): such an input is settled and quantized afresh.
+        let scaled_ok = kquant && fuse.is_none();
+        let Some((q, s, used, scale)) = self.quant_input(w.ty, x, scaled_ok) else {
             return false;
         };
         // A second reader of the same quantization writing a fresh output needs no barrier
@@ -1777,6 +1781,7 @@ impl Backend for VulkanBackend {
         norm: &VkWeight,
         eps: f32,
     ) -> VkTensor {
+        self.settle(acc);
         // Decode steps on matvec_dec: the norm computed as the sums arrive (FUSE).
         let fits = acc.rows == x.rows && acc.cols == w.rows() && self.dec_kernel(w, x);
         if fits {
@@ -2077,6 +2082,7 @@ impl Backend for VulkanBackend {
     }
 
     fn moe_ffn_add(&self, x: &VkTensor, w: &MoeWeights<'_, VkWeight>, acc: &mut VkTensor) {
+        self.settle(acc);
         if acc.rows == x.rows && acc.cols == w.down.rows() {
             self.moe(x, w, acc, true, None);
         } else {
@@ -2093,6 +2099,7 @@ impl Backend for VulkanBackend {
         norm: &VkWeight,
         eps: f32,
     ) -> VkTensor {
+        self.settle(acc);
         if acc.rows == x.rows && acc.cols == w.down.rows() {
             if let Some(h) = self.moe(x, w, acc, true, Some((norm, eps))) {
                 return h;

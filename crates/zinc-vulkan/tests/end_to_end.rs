@@ -299,10 +299,11 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
             .filter(|(name, _, _)| name == "norm_quant" || name == "rms_norm")
             .map(|(_, _, n)| n)
             .sum();
+        // (`forced` evaluates the prompt and then all but the last continuation token.)
         assert!(
-            norms as usize <= 1 + cont.len(),
+            norms as usize <= cont.len(),
             "{arch}: {norms} norm dispatches in {} steps: the fused norms did not run",
-            1 + cont.len()
+            cont.len()
         );
         let ran = kernels_run(&dec);
         let want = if moe {

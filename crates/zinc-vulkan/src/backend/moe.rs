@@ -34,7 +34,7 @@ impl VulkanBackend {
 
     /// `moe_project` on cooperative matrices: each expert's slots together
     /// (moe_matmul_cm.comp over `moe_groups`' table), so an expert's rows are read once per tile
-    /// of its slots (32·SGN, 128 by default) instead of once per slot.
+    /// of its slots (16·TM·SGN, 128 by default) instead of once per slot.
     #[allow(clippy::too_many_arguments)]
     fn moe_project_grouped(
         &self,

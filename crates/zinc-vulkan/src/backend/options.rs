@@ -100,8 +100,9 @@ pub struct VulkanOptions {
     /// TM: 2 or 4; the tile's tokens become 16·TM·SGN). `None`: 4 with the tile 2x64x2 where
     /// the shared memory holds it and no tile is given, else 2.
     pub coopmat_tm: Option<u32>,
-    /// `coopmat_tm` for the MoE mat-mul (`moe_tile`'s slots become 16·TM·SGN). `None`: as
-    /// `coopmat_tm`'s (4 with the tile 2x64x2 where it fits and no tile is given).
+    /// `coopmat_tm` for the MoE mat-mul (`moe_tile`'s slots become 16·TM·SGN). `None`: 4 with
+    /// the tile 2x64x2 where that fits and no MoE tile is given, else 2 (whatever
+    /// `coopmat_tm` says).
     pub moe_tm: Option<u32>,
     /// MoE routing ranks every expert in one pass (up to 1,024 experts and 64 picks) instead
     /// of a round of workgroup reductions per pick; the same picks and weights for finite
@@ -298,8 +299,15 @@ impl Tuning {
         let moe_default = if moe_tm == 4 { (2, 64, 2) } else { MOE_CM_TILE };
         let (m, k, n) = tile(opts.moe_tile, moe_default, "MoE cooperative-matrix")?;
         let moe_spec = [32 * n * m, m, k];
-        for (what, tm, (m, k, n)) in [("", cm_tm, (sgm, bk, sgn)), ("MoE ", moe_tm, (m, k, n))] {
-            if !shared_for(tm, (m, k, n)) {
+        // A tile and TM given that do not fit together are refused; defaults are as before
+        // (only devices with cooperative matrices run these kernels).
+        let dense_given = opts.coopmat_tm.is_some() || opts.coopmat_tile.is_some();
+        let moe_given = opts.moe_tm.is_some() || opts.moe_tile.is_some();
+        for (what, given, tm, (m, k, n)) in [
+            ("", dense_given, cm_tm, (sgm, bk, sgn)),
+            ("MoE ", moe_given, moe_tm, (m, k, n)),
+        ] {
+            if given && !shared_for(tm, (m, k, n)) {
                 return Err(VulkanError::BadOption(format!(
                     "{what}cooperative-matrix tile {m}x{k}x{n} with {tm} accumulator tiles: \
                      more than the device's {} bytes of shared memory",
