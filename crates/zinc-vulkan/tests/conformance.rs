@@ -64,6 +64,8 @@ fn conforms(
             _ => None,
         },
         attn_direct: (tpr == 8).then_some(1024),
+        // The next pre-norm fused into the residual mat-vec where it applies (off by default).
+        fuse_norm: Some(true),
         // Decode norms of 512 invocations in the last run (a 2,304-wide row in two
         // workgroups, the second partial).
         decode_norm_wg: (tpr == 8).then_some(512),

@@ -218,6 +218,8 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
                 decode_kquant: Some((lanes, rows, 128)),
                 decode_pieces: pieces,
                 moe_fused_down: Some(fused_down),
+                // The pre-norms fused into the residual mat-vecs (off by default).
+                fuse_norm: Some(true),
                 profile: true,
                 ..Default::default()
             })

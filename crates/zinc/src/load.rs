@@ -203,6 +203,9 @@ pub struct ModelArgsLite {
     /// Vulkan MoE cooperative-matrix mat-mul: accumulator tiles along slots (kernel checks).
     #[arg(long, hide = true)]
     pub vk_moe_tm: Option<u32>,
+    /// Vulkan decode: the next RMSNorm computed by the residual add's mat-vec (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_fuse_norm: Option<bool>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -241,7 +244,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_direct: a.vk_attn_direct,
         vk_norm_wg: None,
         vk_moe_fused_down: None,
-        vk_fuse_norm: None,
+        vk_fuse_norm: a.vk_fuse_norm,
         vk_router_routes: None,
         vk_route_rank: None,
         vk_chunks: None,

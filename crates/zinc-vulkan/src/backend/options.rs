@@ -115,7 +115,10 @@ pub struct VulkanOptions {
     pub moe_fused_down: Option<bool>,
     /// Decode steps on K-quants: a residual add's mat-vec also computes the next RMSNorm
     /// (matvec_dec.comp's FUSE: the last workgroup of each 256-row block quantizes it, and the
-    /// mat-vecs that read it apply its scale), one dispatch instead of two. `None`: on.
+    /// mat-vecs that read it apply its scale), one dispatch instead of two. `None`: off — on
+    /// the H200 it measured +0.3% and +1.5% (Qwen3-8B tg128), and the mat-vecs that apply the
+    /// scale have not yet run `zinc selftest` on a GPU (only lavapipe's tests), so it waits for
+    /// that (`zinc selftest --vk-fuse-norm true`).
     pub fuse_norm: Option<bool>,
     /// MoE decode steps: the router's mat-vec also routes (matvec.comp's ROUTE: its last
     /// workgroup of each token ranks the experts as moe_route.comp does), one dispatch instead
@@ -459,7 +462,7 @@ impl Tuning {
             moe_tm,
             moe_spec,
             moe_fused_down: opts.moe_fused_down.unwrap_or(true),
-            fuse_norm: opts.fuse_norm.unwrap_or(true),
+            fuse_norm: opts.fuse_norm.unwrap_or(false),
             router_routes: opts.router_routes.unwrap_or(true),
             route_rank: opts.route_rank.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
