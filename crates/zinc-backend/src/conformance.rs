@@ -78,6 +78,9 @@ const SQ: usize = 512;
 const N_EMBD: usize = 64;
 const N_FF: usize = 96;
 const N_EXPERT: usize = 80; // more than moe_route.comp's 64 invocations a token
+/// Width of the K-quant MoE layer (rows of whole 256-blocks: the decode kernels' fused forms).
+const KM: usize = 256;
+const KM_EXPERTS: usize = 12;
 
 fn mm_cols(ty: GgmlType) -> usize {
     match ty.block_size() {
@@ -205,6 +208,25 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
         w.add_f32_tensor(&name, ty, &[SQ as u64, MM_ROWS as u64], &v)
             .map_err(e)?;
     }
+    // A KM-wide K-quant MoE layer (Q4_K gate and up, Q6_K down, F32 router) with the residual
+    // projection and the norm before it.
+    for (name, ty, dims) in [
+        ("kmoe.sq", T::Q4_K, vec![KM, KM]),
+        ("kmoe.router", T::F32, vec![KM, KM_EXPERTS]),
+        ("kmoe.gate", T::Q4_K, vec![KM, KM, KM_EXPERTS]),
+        ("kmoe.up", T::Q4_K, vec![KM, KM, KM_EXPERTS]),
+        ("kmoe.down", T::Q6_K, vec![KM, KM, KM_EXPERTS]),
+    ] {
+        let v: Vec<f32> = randn(&mut rng, dims.iter().product())
+            .iter()
+            .map(|x| x * 0.2)
+            .collect();
+        let dims: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
+        w.add_f32_tensor(name, ty, &dims, &v).map_err(e)?;
+    }
+    let v: Vec<f32> = randn(&mut rng, KM).iter().map(|x| 1.0 + 0.3 * x).collect();
+    w.add_f32_tensor("kmoe.norm", GgmlType::F32, &[KM as u64], &v)
+        .map_err(e)?;
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let path = std::env::temp_dir().join(format!(
         "zinc-conformance-{}-{}.gguf",
@@ -1073,6 +1095,59 @@ pub fn run<B: Backend>(
                 .collect();
             out.push(judge(format!("{case} normed"), &b.read(&h), &href, |i| {
                 tol.elementwise * href[i].abs().max(1.0)
+            }));
+        }
+    }
+
+    // A K-quant MoE decode step with its norms fused (`matmul_add_norm` into the MoE FFN, whose
+    // down-projection adds to the residual and fuses the next norm: `moe_ffn_add_norm`; on GPUs
+    // the router's mat-vec and the experts' apply the deferred norm's scale, the router routes,
+    // the down-projection writes the next norm) against the same step in separate ops on the
+    // same backend (each held to the reference above): the residual and both norms.
+    for ntok in [1usize, 3] {
+        let case = format!("K-quant MoE with fused norms width={KM} tokens={ntok}");
+        if !want(&case) {
+            continue;
+        }
+        let [sq, router, gate, up, down, nw] =
+            ["sq", "router", "gate", "up", "down", "norm"].map(|n| weight(&format!("kmoe.{n}")));
+        let (sq, router, gate, up, down, nw) = (sq?, router?, gate?, up?, down?, nw?);
+        let mw = MoeWeights {
+            router: &router,
+            gate_up: GateUp::Separate {
+                gate: &gate,
+                up: &up,
+            },
+            down: &down,
+            scales: [None; 3],
+            k: 4,
+            renorm: true,
+            act: GatedAct::SwiGlu,
+        };
+        let eps = 1e-6;
+        let x = randn(&mut rng, ntok * KM);
+        let a0 = randn(&mut rng, ntok * KM);
+        // Separately.
+        let mut acc1 = b.tensor_from(&a0, ntok, KM);
+        b.matmul_add(&sq, &b.tensor_from(&x, ntok, KM), &mut acc1);
+        let h1 = b.rms_norm_into(&acc1, &nw, eps);
+        b.moe_ffn_add(&h1, &mw, &mut acc1);
+        let n1 = b.rms_norm_into(&acc1, &nw, eps);
+        let (h1v, acc1v, n1v) = (b.read(&h1), b.read(&acc1), b.read(&n1));
+        // Fused.
+        let mut acc2 = b.tensor_from(&a0, ntok, KM);
+        let h2 = b.matmul_add_norm(&sq, &b.tensor_from(&x, ntok, KM), &mut acc2, &nw, eps);
+        let n2 = b.moe_ffn_add_norm(&h2, &mw, &mut acc2, &nw, eps);
+        let (acc2v, n2v, h2v) = (b.read(&acc2), b.read(&n2), b.read(&h2));
+        let row_norm = |v: &[f32], i: usize| norm(&v[(i / KM) * KM..(i / KM + 1) * KM]);
+        for (what, got, want) in [
+            ("residual", &acc2v, &acc1v),
+            ("first norm", &h2v, &h1v),
+            ("second norm", &n2v, &n1v),
+        ] {
+            let want64: Vec<f64> = want.iter().map(|&v| v as f64).collect();
+            out.push(judge(format!("{case} {what}"), got, &want64, |i| {
+                tol.matmul * row_norm(want, i)
             }));
         }
     }
