@@ -1094,22 +1094,7 @@ impl VulkanBackend {
         // mat-vec then takes each token in its own workgroups.
         let tiles = rows.div_ceil(64) * x.rows.div_ceil(32);
         if x.rows <= 4 || (tiles < 256 && x.rows <= 65535) {
-            let tpr = self.tune.threads_per_row;
-            let mut g = fold(rows.div_ceil((64 / tpr) as usize));
-            g[1] = x.rows as u32;
-            // F32 rows as 16-byte vectors where they and the activations' rows are aligned.
-            let v4 = w.ty == GgmlType::F32
-                && tpr > 1
-                && cols.is_multiple_of(4)
-                && w.row_bytes.is_multiple_of(16)
-                && w.buf.address.is_multiple_of(16)
-                && xa.is_multiple_of(16);
-            let spec = [64, tpr, 1, v4 as u32, 0, 0];
-            let push = match scale {
-                Some(n) => push.addr(n.parts()).f32(n.eps).u32(1),
-                None => push.addr(0).f32(0.0).u32(0),
-            };
-            self.run_ordered(variant("matvec", w.ty), spec, g, push, None, false);
+            self.matvec_f(w, x, xa, out.addr(), scale, None);
         } else {
             assert!(scale.is_none(), "a deferred norm reaches matvec.comp only");
             let mut g = fold(rows.div_ceil(64));
@@ -1117,6 +1102,61 @@ impl VulkanBackend {
             self.run(variant("matmul", w.ty), 256, g, push);
         }
         out
+    }
+
+    /// matvec.comp: `out = W · x` for a few token rows, each in its own workgroups, the
+    /// activations at `xa` (`x` gives the shape); `scale`: they are a deferred norm's `z`
+    /// (has_rs); `route`: an MoE router that also routes (ROUTE: the picks' ids and weights, k,
+    /// renorm; the caller checked `route_fused`'s limits).
+    fn matvec_f(
+        &self,
+        w: &VkWeight,
+        x: &VkTensor,
+        xa: u64,
+        out: u64,
+        scale: Option<&NormScale>,
+        route: Option<(&VkTensor, &VkTensor, usize, bool)>,
+    ) {
+        let (rows, cols) = (w.rows(), w.cols());
+        let tpr = self.tune.threads_per_row;
+        let mut g = fold(rows.div_ceil((64 / tpr) as usize));
+        g[1] = x.rows as u32;
+        // F32 rows as 16-byte vectors where they and the activations' rows are aligned.
+        let v4 = w.ty == GgmlType::F32
+            && tpr > 1
+            && cols.is_multiple_of(4)
+            && w.row_bytes.is_multiple_of(16)
+            && w.buf.address.is_multiple_of(16)
+            && xa.is_multiple_of(16);
+        let push = Push::new()
+            .addr(w.buf.address)
+            .addr(xa)
+            .addr(out)
+            .u32(cols as u32)
+            .u32(rows as u32)
+            .u32(w.row_bytes as u32)
+            .u32(x.rows as u32);
+        let push = match scale {
+            Some(n) => push.addr(n.parts()).f32(n.eps).u32(1),
+            None => push.addr(0).f32(0.0).u32(0),
+        };
+        let name = variant("matvec", w.ty);
+        match route {
+            None => {
+                let spec = [64, tpr, 1, v4 as u32, 0, 0];
+                self.run_ordered(name, spec, g, push, None, false);
+            }
+            Some((ids, wts, k, renorm)) => {
+                let push = push
+                    .addr(ids.addr())
+                    .addr(wts.addr())
+                    .addr(self.route_count())
+                    .u32(k as u32)
+                    .u32(renorm as u32);
+                let spec = [64, tpr, 1, v4 as u32, 1, 0];
+                self.run_labeled(name, "router_routed", spec, g, push, None, false);
+            }
+        }
     }
 
     /// Records `w` decoded into f16 rows at `out` (dequant_f16.comp).

@@ -325,42 +325,10 @@ impl VulkanBackend {
             return false;
         }
         // A deferred norm's scale is applied to the logits (matvec.comp's has_rs).
-        let scale = x.norm_scale();
-        let xa = x.key();
         let logits = self.new_tensor(x.rows, rows);
-        let mut g = fold(rows.div_ceil((64 / tpr) as usize));
-        g[1] = x.rows as u32;
-        let v4 = cols.is_multiple_of(4)
-            && router.row_bytes.is_multiple_of(16)
-            && router.buf.address.is_multiple_of(16)
-            && xa.is_multiple_of(16);
-        let push = Push::new()
-            .addr(router.buf.address)
-            .addr(xa)
-            .addr(logits.addr())
-            .u32(cols as u32)
-            .u32(rows as u32)
-            .u32(router.row_bytes as u32)
-            .u32(x.rows as u32);
-        let push = match scale.as_deref() {
-            Some(n) => push.addr(n.parts()).f32(n.eps).u32(1),
-            None => push.addr(0).f32(0.0).u32(0),
-        }
-        .addr(ids.addr())
-        .addr(wts.addr())
-        .addr(self.route_count())
-        .u32(k as u32)
-        .u32(renorm as u32);
-        let spec = [64, tpr, 1, v4 as u32, 1, 0];
-        self.run_labeled(
-            variant("matvec", router.ty),
-            "router_routed",
-            spec,
-            g,
-            push,
-            None,
-            false,
-        );
+        let scale = x.norm_scale();
+        let route = Some((ids, wts, k, renorm));
+        self.matvec_f(router, x, x.key(), logits.addr(), scale.as_deref(), route);
         true
     }
 
