@@ -10,7 +10,7 @@
 //! fresh output, run without barriers between them.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use ash::vk;
@@ -279,6 +279,8 @@ pub struct VkTensor {
     /// The buffer holds a fused RMSNorm's `z = x ⊙ w`, each row still to be multiplied by its
     /// scale (`VulkanBackend::settle`); readers that apply the scale themselves use `key`.
     deferred: Mutex<Option<Arc<NormScale>>>,
+    /// `deferred` is `Some`: read on every `addr` without taking the lock.
+    is_deferred: AtomicBool,
 }
 
 impl VkTensor {
@@ -301,10 +303,7 @@ impl VkTensor {
     }
 
     fn is_deferred(&self) -> bool {
-        self.deferred
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some()
+        self.is_deferred.load(Ordering::Acquire)
     }
 
     fn norm_scale(&self) -> Option<Arc<NormScale>> {
@@ -399,7 +398,7 @@ pub struct VulkanBackend {
     profiling: bool,
     /// Kernels left out and kernels counted (`VulkanOptions::skip_kernels`,
     /// `Backend::ablation`); `ablating` says whether to look.
-    ablating: std::sync::atomic::AtomicBool,
+    ablating: AtomicBool,
     ablation: Mutex<Ablation>,
     rec: Arc<Mutex<Recorder>>,
     pool: Arc<Pool>,
@@ -610,6 +609,7 @@ impl VulkanBackend {
             rows,
             cols,
             deferred: Mutex::new(None),
+            is_deferred: AtomicBool::new(false),
         }
     }
 
@@ -836,6 +836,7 @@ impl VulkanBackend {
         let Some(n) = x.deferred.lock().unwrap_or_else(|e| e.into_inner()).take() else {
             return;
         };
+        x.is_deferred.store(false, Ordering::Release);
         let push = Push::new()
             .addr(x.key())
             .addr(n.parts())
@@ -973,6 +974,7 @@ impl VulkanBackend {
         };
         *h.deferred.lock().unwrap_or_else(|e| e.into_inner()) =
             Some(Arc::new(NormScale { side, n, eps }));
+        h.is_deferred.store(true, Ordering::Release);
         Some(FuseOut { h, norm })
     }
 
