@@ -115,6 +115,8 @@ struct AttnDecPlan {
     heads: usize,
     /// One slice, each workgroup writing its heads' output (no merge).
     direct: bool,
+    /// Its workgroup size (WG).
+    wg: u32,
 }
 
 /// Counters of attn_dec.comp's merge: one per workgroup of a decode step's heads.
@@ -1507,10 +1509,20 @@ impl VulkanBackend {
                 .unwrap_or(1);
             (split_len, heads)
         };
+        // The workgroup: as given, else 256 invocations for slices of 256 keys or more (more
+        // of a long slice's keys in flight; from an empty context 128 measured faster).
+        let wg = self.tune.attn_wg.unwrap_or(
+            if !direct && split_len >= 256 && self.ctx.info.max_workgroup >= 256 {
+                256
+            } else {
+                128
+            },
+        );
         // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of WG words.
-        let wg = self.tune.attn_wg as usize;
+        let wg_words = wg as usize;
         let h = heads;
-        let shared = 4 * (h * hd + h * 1024 + h * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * wg);
+        let shared =
+            4 * (h * hd + h * 1024 + h * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * wg_words);
         if keys.div_ceil(split_len) > MAX_SPLITS
             || split_len > 1024
             || shared > self.ctx.info.max_shared_memory as usize
@@ -1522,6 +1534,7 @@ impl VulkanBackend {
             split_len,
             heads,
             direct,
+            wg,
         })
     }
 
@@ -1695,14 +1708,12 @@ impl Backend for VulkanBackend {
             .unwrap_or_else(|e| fatal(e));
         rec.submit(&self.stats).unwrap_or_else(|e| fatal(e));
         self.stats.readback_bytes.fetch_add(bytes, Relaxed);
-        let mut raw = vec![0u8; bytes as usize];
+        let mut out = vec![0f32; t.len()];
         rec.readback
             .as_ref()
             .expect("readback buffer")
-            .read_into(0, &mut raw);
-        raw.chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect()
+            .read_f32_into(0, &mut out);
+        out
     }
 
     fn shape(&self, t: &VkTensor) -> (usize, usize) {
@@ -2036,6 +2047,7 @@ impl Backend for VulkanBackend {
                     split_len,
                     heads,
                     direct,
+                    wg,
                 } = plan;
                 let nsplit = keys.div_ceil(split_len);
                 let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
@@ -2082,7 +2094,7 @@ impl Backend for VulkanBackend {
                     heads as u32,
                     lpk as u32,
                     merge as u32,
-                    self.tune.attn_wg,
+                    wg,
                     self.tune.attn_ahead,
                 ];
                 self.run_ordered("attn_dec", spec, g, pc, None, false);

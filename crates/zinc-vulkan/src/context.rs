@@ -353,6 +353,31 @@ impl Buffer {
         }
     }
 
+    /// Reads `out.len()` little-endian f32 values from a mapped buffer at `offset`: one copy
+    /// straight into `out` on little-endian hosts (a decode step reads a vocabulary of logits
+    /// while the GPU waits for the next step).
+    pub fn read_f32_into(&self, offset: u64, out: &mut [f32]) {
+        let bytes = 4 * out.len() as u64;
+        assert!(self.is_mapped() && offset + bytes <= self.size);
+        if cfg!(target_endian = "little") {
+            // SAFETY: in bounds of a live mapping, after the fence of the work that wrote it;
+            // every bit pattern is an f32, and `out` holds exactly `bytes` bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(
+                    self.mapped.add(offset as usize),
+                    out.as_mut_ptr().cast::<u8>(),
+                    bytes as usize,
+                )
+            }
+        } else {
+            let mut raw = vec![0u8; bytes as usize];
+            self.read_into(offset, &mut raw);
+            for (o, c) in out.iter_mut().zip(raw.chunks_exact(4)) {
+                *o = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+        }
+    }
+
     /// Copies `out.len()` bytes from a mapped buffer at `offset`.
     pub fn read_into(&self, offset: u64, out: &mut [u8]) {
         assert!(self.is_mapped() && offset + out.len() as u64 <= self.size);

@@ -59,10 +59,10 @@ pub struct VulkanOptions {
     /// tok/s at 64 against 239.1 at 512; Qwen3-30B-A3B, 2,048-wide rows, 228.8 / 228.9 against
     /// 231.2 / 229.9 at 256 — about eight values an invocation, as prompts take, is no faster).
     pub decode_norm_wg: Option<u32>,
-    /// Decode attention's workgroup size (128 or 256), kernel tuning. `None`: 128 (H200,
-    /// Qwen3-8B tg64 at 4,096 tokens: 190.4 / 189.9 tok/s against 180.0 for 256 and 167.7 for
-    /// 512, `attn_dec` 36.6 → 51.6 µs a call at 512; from an empty context 241.2 / 244.6
-    /// against 236.3 and 231.8).
+    /// Decode attention's workgroup size (128 or 256), kernel tuning. `None`: 256 for slices
+    /// of 256 keys or more, else 128 (H200, Qwen3-8B tg64 at 4,096 tokens, 256-key slices:
+    /// 226.3 tok/s against 221.0 / 219.9 at 128; from an empty context 128 was the faster,
+    /// 241.2 / 244.6 against 236.3, and 512 slower everywhere).
     pub attn_wg: Option<u32>,
     /// Decode attention's slices merged by the last workgroup of each KV head
     /// (`attn_dec.comp`'s merge, up to `MERGE_SPLITS` slices) instead of `attn_combine.comp`.
@@ -197,8 +197,8 @@ pub(super) struct Tuning {
     pub(super) f16_budget: u64,
     /// See [`VulkanOptions::attn_merge`].
     pub(super) attn_merge: bool,
-    /// See [`VulkanOptions::attn_wg`].
-    pub(super) attn_wg: u32,
+    /// See [`VulkanOptions::attn_wg`] (`None`: by slice length).
+    pub(super) attn_wg: Option<u32>,
     /// See [`VulkanOptions::attn_ahead`].
     pub(super) attn_ahead: u32,
     /// See [`VulkanOptions::attn_slices`].
@@ -394,17 +394,16 @@ impl Tuning {
             |u| matches!(u, 2 | 4 | 8),
             |u| format!("decode attention keys ahead {u} (2, 4 or 8)"),
         )?;
-        let attn_wg = checked(
-            opts.attn_wg,
-            128,
-            |w| matches!(w, 128 | 256) && w <= info.max_workgroup,
-            |w| {
-                format!(
+        // Given: checked; `None`: chosen per dispatch (`attn_dec_plan`).
+        let attn_wg = match opts.attn_wg {
+            Some(w) if !(matches!(w, 128 | 256) && w <= info.max_workgroup) => {
+                return Err(VulkanError::BadOption(format!(
                     "decode attention workgroup {w} (128 or 256, within the device's {})",
                     info.max_workgroup
-                )
-            },
-        )?;
+                )))
+            }
+            w => w,
+        };
         let attn_slices = checked(
             opts.attn_slices,
             ATTN_DEC_SLICES as u32,
@@ -523,7 +522,7 @@ mod tests {
         assert_eq!(gpu.decode_kquant, [[32, 1, 128, 2], [32, 1, 128, 1]]);
         assert_eq!(
             (gpu.attn_wg, gpu.attn_ahead, gpu.attn_slices),
-            (128, 4, ATTN_DEC_SLICES)
+            (None, 4, ATTN_DEC_SLICES)
         );
         assert_eq!((gpu.attn_heads, gpu.attn_direct), (1, 128));
         assert_eq!(gpu.decode_norm_wg, DECODE_NORM_WG);

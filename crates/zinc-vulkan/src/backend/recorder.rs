@@ -38,6 +38,9 @@ pub(super) struct Recorder {
     pub(super) ops: u64,
     /// See `new`.
     chunks: [u32; 2],
+    /// Commands in the open piece before it goes to the device: `chunks[0]` for a recording's
+    /// first, doubling for each later one up to `chunks[1]`.
+    limit: u32,
     /// Since the last barrier: every command declared the one buffer it writes (these), or not
     /// (`None`: anything may have been written).
     pub(super) written: Option<Vec<u64>>,
@@ -145,6 +148,7 @@ impl Recorder {
                 readback: None,
                 ops: 0,
                 chunks,
+                limit: chunks[0],
                 written: Some(Vec::new()),
                 since: vk::PipelineStageFlags::empty(),
                 waited: std::time::Duration::ZERO,
@@ -156,15 +160,15 @@ impl Recorder {
     pub(super) fn begin(&mut self) -> Result<(), VulkanError> {
         // A long recording goes to the device in pieces, so it runs while the host records the
         // rest (a decode step's ~330 commands took ~1.5 ms to record on the H200's host, with
-        // the GPU idle): the first after FIRST_CHUNK commands, then every CHUNK. Profiles keep
-        // one command buffer per submit (their timestamps are read per command buffer).
-        let limit = if self.flying.is_empty() {
-            self.chunks[0]
-        } else {
-            self.chunks[1]
-        };
-        if self.open && self.prof.is_none() && self.cb_ops >= limit {
+        // the GPU idle): the first after FIRST_CHUNK commands, each later one twice the one
+        // before up to CHUNK (the device starts soon, and the host stays ahead of it). Profiles
+        // keep one command buffer per submit (their timestamps are read per command buffer).
+        if self.flying.is_empty() && !self.open {
+            self.limit = self.chunks[0];
+        }
+        if self.open && self.prof.is_none() && self.cb_ops >= self.limit {
             self.flush()?;
+            self.limit = (2 * self.limit).min(self.chunks[1]);
         }
         self.cb_ops += 1;
         if !self.open {
