@@ -50,8 +50,8 @@ fn conforms(
         // with the in-place merge), else 256 loading 2.
         attn_wg: Some(if tpr == 16 { 128 } else { 256 }),
         attn_ahead: Some(if tpr == 16 { 8 } else { 2 }),
-        // The float run sends its commands to the device a few at a time (barriers between
-        // command buffers order them as within one).
+        // The float run sends its commands to the device a few at a time, in pieces of one,
+        // two, then three commands (barriers between command buffers order them as within one).
         submit_chunks: (tpr == 64).then_some((1, 3)),
         // MoE routing: the one-pass ranking, except in the float run (a round per pick).
         route_rank: Some(tpr != 64),
