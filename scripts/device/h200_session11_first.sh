@@ -1,8 +1,11 @@
 #!/bin/bash
-# One GPU call (session 11's first): `zinc selftest` with and without the fused pre-norm, two ZINC
-# binaries alternating on decode (HEAD, HEAD with --vk-fuse-norm true, and ZINC_OLD: session 9's
-# 53ca8a5) on Qwen3-8B and Qwen3-30B-A3B, and HEAD's per-kernel GPU timestamps on both
-# (`zinc bench --profile`). Needs $OUT, the Vulkan loader debs in .gl/, ZINC and ZINC_OLD.
+# One GPU call (session 11's first, replacing session 10's h200_ab_binaries.sh): `zinc selftest`
+# with and without the fused pre-norm, two ZINC binaries alternating on decode (HEAD, HEAD with
+# --vk-fuse-norm true, and ZINC_OLD: session 9's 53ca8a5) on Qwen3-8B and Qwen3-30B-A3B, and
+# HEAD's per-kernel GPU timestamps on both (`zinc bench --profile`). Needs $OUT, ZINC, ZINC_OLD
+# and the Vulkan loader debs in .gl/: libvulkan1 and the libglvnd packages the NVIDIA driver's
+# ICD loads through (libglvnd0 libegl1 libgl1 libglx0 libgles2 libopengl0; with libvulkan1
+# alone no device is found).
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig >/dev/null 2>&1
 [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 Z=${ZINC:-.dev/zinc}

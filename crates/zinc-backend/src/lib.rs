@@ -343,6 +343,14 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// How long the device has spent on the backend's steps, in all, since it was created: for
+    /// each recording the host waited for, from its first command to the end of its last, by
+    /// the device's clock; `None` where the backend cannot tell. Against the wall time it shows
+    /// how long the device sat idle between steps, waiting for the host.
+    fn device_busy(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Ablation, for measuring what each kernel costs (`zinc bench --ablate`): the kernels
     /// dispatched since the last call with `Some`, by name, with their counts; and with
     /// `Some(names)`, from now on those kernels are left out of every recording (the results

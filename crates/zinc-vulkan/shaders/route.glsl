@@ -41,18 +41,23 @@ float rt_reduce(float v, uint op) {
 void route_token(uint base, uint n, uint k, uint renorm) {
     uint tid = gl_LocalInvocationIndex;
     bool w = tid < 64u;
+    // The logits read once, into rt_p (each invocation keeps its own experts' there): the max,
+    // the sum and the probabilities then take no further round trip to memory.
+    for (uint e = tid; w && e < n; e += 64u) {
+        rt_p[e] = RT_LOGIT(base + e);
+    }
     float mx = uintBitsToFloat(0xFF800000u); // −inf
     for (uint e = tid; w && e < n; e += 64u) {
-        mx = max(mx, RT_LOGIT(base + e));
+        mx = max(mx, rt_p[e]);
     }
     mx = rt_reduce(mx, 0u);
     float part = 0.0;
     for (uint e = tid; w && e < n; e += 64u) {
-        part += exp(RT_LOGIT(base + e) - mx);
+        part += exp(rt_p[e] - mx);
     }
     float sum = rt_reduce(part, 1u);
     for (uint e = tid; w && e < n; e += 64u) {
-        rt_p[e] = exp(RT_LOGIT(base + e) - mx) / sum;
+        rt_p[e] = exp(rt_p[e] - mx) / sum;
     }
     barrier();
     for (uint e = tid; w && e < n; e += 64u) {

@@ -1568,6 +1568,10 @@ impl Backend for VulkanBackend {
         Some(self.rec().waited)
     }
 
+    fn device_busy(&self) -> Option<std::time::Duration> {
+        self.rec().steps.as_ref().map(|c| c.busy)
+    }
+
     fn ablation(&self, skip: Option<&[String]>) -> Option<Vec<(String, u64)>> {
         let mut a = self.ablation.lock().unwrap_or_else(|e| e.into_inner());
         let mut counts: Vec<(String, u64)> =

@@ -28,6 +28,8 @@ pub struct Context {
     pub device: ash::Device,
     queue: vk::Queue,
     pub queue_family: u32,
+    /// Valid bits of the queue's timestamps (0: it writes none).
+    pub timestamp_bits: u32,
     mem_props: vk::PhysicalDeviceMemoryProperties,
     pipeline_layout: vk::PipelineLayout,
     pipelines: Mutex<HashMap<(&'static str, Spec), vk::Pipeline>>,
@@ -124,6 +126,7 @@ impl Context {
                 device,
                 queue,
                 queue_family,
+                timestamp_bits: families[queue_family as usize].timestamp_valid_bits,
                 mem_props,
                 pipeline_layout: layout,
                 pipelines: Mutex::new(HashMap::new()),

@@ -107,6 +107,8 @@ struct Measured {
     /// Host time blocked on the device during the repetitions, and their wall time.
     timed_wait: f64,
     timed_secs: f64,
+    /// The device's time on the repetitions' steps (`Backend::device_busy`), where it tells.
+    timed_busy: Option<f64>,
 }
 
 impl Test<'_> {
@@ -139,6 +141,7 @@ impl Test<'_> {
             run_secs: 0.0,
             timed_wait: 0.0,
             timed_secs: 0.0,
+            timed_busy: None,
         };
         // Warm-ups (rep 0) repeat until they have run for a second and the last was no more
         // than 5% faster than the one before (at most WARMUPS times): after one short warm-up,
@@ -158,6 +161,7 @@ impl Test<'_> {
             }
             let toks = random(n);
             let waited0 = engine.backend.host_waited();
+            let busy0 = engine.backend.device_busy();
             let t0 = Instant::now();
             self.run(&mut session, &toks)?;
             let secs = t0.elapsed().as_secs_f64();
@@ -167,6 +171,9 @@ impl Test<'_> {
                 if let (Some(a), Some(b)) = (waited0, engine.backend.host_waited()) {
                     m.timed_wait += (b - a).as_secs_f64();
                     m.timed_secs += secs;
+                }
+                if let (Some(a), Some(b)) = (busy0, engine.backend.device_busy()) {
+                    *m.timed_busy.get_or_insert(0.0) += (b - a).as_secs_f64();
                 }
             }
             if log {
@@ -288,9 +295,24 @@ fn bench_with<B: Backend>(
         let m = test.measure(&engine, &mut random, true)?;
         run_secs += m.run_secs;
         if m.timed_secs > 0.0 {
-            // Near 0%: the device outran the host's recording (host-bound).
+            // Near 0%: the device outran the host's recording (host-bound). The device's share:
+            // the rest of the time it sat idle between steps, waiting for the host.
+            let busy = m.timed_busy.map_or(String::new(), |b| {
+                let idle = (m.timed_secs - b).max(0.0);
+                let per_token = match kind {
+                    "tg" => format!(
+                        " ({:.1} µs idle a token)",
+                        1e6 * idle / (m.samples.len() * n).max(1) as f64
+                    ),
+                    _ => String::new(),
+                };
+                format!(
+                    "; the device worked on steps {:.0}% of it{per_token}",
+                    100.0 * b / m.timed_secs
+                )
+            });
             eprintln!(
-                "zinc bench: {kind}{n}: the host waited for the device {:.0}% of the timed runs",
+                "zinc bench: {kind}{n}: the host waited for the device {:.0}% of the timed runs{busy}",
                 100.0 * m.timed_wait / m.timed_secs
             );
         }

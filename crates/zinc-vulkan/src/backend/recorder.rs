@@ -33,6 +33,7 @@ pub(super) struct Recorder {
     pub(super) keep: Vec<Buffer>,
     pub(super) readback: Option<Buffer>,
     pub(super) prof: Option<Profiler>,
+    pub(super) steps: Option<StepClock>,
     /// Commands recorded so far (dispatches, copies, fills): a value that has not moved means
     /// no buffer was written in between (see `QuantCache`).
     pub(super) ops: u64,
@@ -51,6 +52,20 @@ pub(super) struct Recorder {
     /// The pipeline bound in the open command buffer (null: none yet): binding it again is
     /// skipped.
     bound: vk::Pipeline,
+}
+
+/// Two GPU timestamps a recording (a step): before its first command and after its last piece,
+/// the span summed (`Backend::device_busy`). Against the wall time it tells how long the device
+/// sat idle between steps, waiting for the host. Not kept while profiling (the profiler's own
+/// spans say as much).
+pub(super) struct StepClock {
+    pool: vk::QueryPool,
+    /// Nanoseconds per tick, and the ticks' valid bits as a mask.
+    period: f64,
+    mask: u64,
+    /// The open recording wrote its first timestamp.
+    armed: bool,
+    pub(super) busy: std::time::Duration,
 }
 
 /// GPU timestamps around every dispatch, summed per shader when a submit completes.
@@ -132,8 +147,31 @@ impl Recorder {
             } else {
                 None
             };
+            let bits = ctx.timestamp_bits;
+            let steps = if !profile && bits > 0 && ctx.info.timestamp_period > 0.0 {
+                let qp = d.create_query_pool(
+                    &vk::QueryPoolCreateInfo::default()
+                        .query_type(vk::QueryType::TIMESTAMP)
+                        .query_count(2),
+                    None,
+                )?;
+                Some(StepClock {
+                    pool: qp,
+                    period: ctx.info.timestamp_period as f64,
+                    mask: if bits >= 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << bits) - 1
+                    },
+                    armed: false,
+                    busy: std::time::Duration::ZERO,
+                })
+            } else {
+                None
+            };
             Ok(Recorder {
                 prof,
+                steps,
                 ctx: ctx.clone(),
                 pool,
                 cb,
@@ -180,6 +218,20 @@ impl Recorder {
                     &vk::CommandBufferBeginInfo::default()
                         .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
                 )?;
+                match &mut self.steps {
+                    Some(c) if self.flying.is_empty() => {
+                        let d = &self.ctx.device;
+                        d.cmd_reset_query_pool(self.cb, c.pool, 0, 2);
+                        d.cmd_write_timestamp(
+                            self.cb,
+                            vk::PipelineStageFlags::TOP_OF_PIPE,
+                            c.pool,
+                            0,
+                        );
+                        c.armed = true;
+                    }
+                    _ => {}
+                }
                 if let Some(p) = &mut self.prof {
                     let d = &self.ctx.device;
                     d.cmd_reset_query_pool(self.cb, p.pool, 0, 2 * PROFILE_PAIRS);
@@ -435,6 +487,9 @@ impl Recorder {
             self.land()?;
             self.arena_used = 0;
             self.keep.clear();
+            if let Some(c) = &mut self.steps {
+                c.armed = false; // its last piece went without the closing timestamp: not timed
+            }
             return Ok(());
         }
         self.cb_ops = 0;
@@ -445,6 +500,9 @@ impl Recorder {
         unsafe {
             if let Some(p) = &self.prof {
                 d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, p.pool, 1);
+            }
+            if let Some(c) = self.steps.as_ref().filter(|c| c.armed) {
+                d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, c.pool, 1);
             }
             d.end_command_buffer(self.cb)?;
             self.open = false;
@@ -473,6 +531,18 @@ impl Recorder {
             }
             d.reset_fences(&[self.fence])?;
             d.reset_command_buffer(self.cb, vk::CommandBufferResetFlags::empty())?;
+            if let Some(c) = self.steps.as_mut().filter(|c| c.armed) {
+                let mut ticks = [0u64; 2];
+                d.get_query_pool_results(
+                    c.pool,
+                    0,
+                    &mut ticks,
+                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                )?;
+                let dt = ticks[1].wrapping_sub(ticks[0]) & c.mask;
+                c.busy += std::time::Duration::from_nanos((dt as f64 * c.period) as u64);
+                c.armed = false;
+            }
             if let Some(p) = &mut self.prof {
                 let n = p.names.len();
                 if n > 0 {
@@ -507,6 +577,9 @@ impl Drop for Recorder {
             let _ = d.device_wait_idle();
             if let Some(p) = &self.prof {
                 d.destroy_query_pool(p.pool, None);
+            }
+            if let Some(c) = &self.steps {
+                d.destroy_query_pool(c.pool, None);
             }
             d.destroy_fence(self.fence, None);
             for (_, fence) in self.flying.drain(..).chain(self.spare.drain(..)) {
