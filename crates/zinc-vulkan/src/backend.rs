@@ -1509,24 +1509,19 @@ impl VulkanBackend {
                 .unwrap_or(1);
             (split_len, heads)
         };
-        // The workgroup: as given, else 256 invocations for slices of 256 keys or more (more
-        // of a long slice's keys in flight; from an empty context 128 measured faster).
-        let wg = self.tune.attn_wg.unwrap_or(
-            if !direct && split_len >= 256 && self.ctx.info.max_workgroup >= 256 {
-                256
-            } else {
-                128
-            },
-        );
         // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of WG words.
-        let wg_words = wg as usize;
         let h = heads;
-        let shared =
-            4 * (h * hd + h * 1024 + h * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * wg_words);
-        if keys.div_ceil(split_len) > MAX_SPLITS
-            || split_len > 1024
-            || shared > self.ctx.info.max_shared_memory as usize
-        {
+        let fits = |wg: u32| {
+            let shared =
+                4 * (h * hd + h * 1024 + h * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * wg as usize);
+            shared <= self.ctx.info.max_shared_memory as usize
+        };
+        // The workgroup: as given, else 256 invocations for slices of 256 keys or more where
+        // they fit (more of a long slice's keys in flight; from an empty context 128 measured
+        // faster).
+        let long = !direct && split_len >= 256 && self.ctx.info.max_workgroup >= 256 && fits(256);
+        let wg = self.tune.attn_wg.unwrap_or(if long { 256 } else { 128 });
+        if keys.div_ceil(split_len) > MAX_SPLITS || split_len > 1024 || !fits(wg) {
             return None;
         }
         Some(AttnDecPlan {
@@ -1569,7 +1564,11 @@ impl Backend for VulkanBackend {
     }
 
     fn device_busy(&self) -> Option<std::time::Duration> {
-        self.rec().steps.as_ref().map(|c| c.busy)
+        // The clock starts with the first question (steps nobody times write no timestamps).
+        self.rec().steps.as_mut().map(|c| {
+            c.on = true;
+            c.busy
+        })
     }
 
     fn ablation(&self, skip: Option<&[String]>) -> Option<Vec<(String, u64)>> {
@@ -1710,6 +1709,7 @@ impl Backend for VulkanBackend {
             .expect("readback buffer");
         rec.copy(t.buffer().buffer, 0, rb, 0, bytes)
             .unwrap_or_else(|e| fatal(e));
+        rec.before_host_read();
         rec.submit(&self.stats).unwrap_or_else(|e| fatal(e));
         self.stats.readback_bytes.fetch_add(bytes, Relaxed);
         let mut out = vec![0f32; t.len()];

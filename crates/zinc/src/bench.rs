@@ -171,9 +171,9 @@ impl Test<'_> {
                 if let (Some(a), Some(b)) = (waited0, engine.backend.host_waited()) {
                     m.timed_wait += (b - a).as_secs_f64();
                     m.timed_secs += secs;
-                }
-                if let (Some(a), Some(b)) = (busy0, engine.backend.device_busy()) {
-                    *m.timed_busy.get_or_insert(0.0) += (b - a).as_secs_f64();
+                    if let (Some(a), Some(b)) = (busy0, engine.backend.device_busy()) {
+                        *m.timed_busy.get_or_insert(0.0) += (b - a).as_secs_f64();
+                    }
                 }
             }
             if log {
@@ -295,19 +295,20 @@ fn bench_with<B: Backend>(
         let m = test.measure(&engine, &mut random, true)?;
         run_secs += m.run_secs;
         if m.timed_secs > 0.0 {
-            // Near 0%: the device outran the host's recording (host-bound). The device's share:
-            // the rest of the time it sat idle between steps, waiting for the host.
+            // Near 0%: the device outran the host's recording (host-bound). The device's share
+            // runs from each step's first command to its last (its waits for a later piece of
+            // the step included): the rest of the time it sat idle between steps.
             let busy = m.timed_busy.map_or(String::new(), |b| {
                 let idle = (m.timed_secs - b).max(0.0);
                 let per_token = match kind {
                     "tg" => format!(
-                        " ({:.1} µs idle a token)",
+                        " ({:.1} µs idle between tokens)",
                         1e6 * idle / (m.samples.len() * n).max(1) as f64
                     ),
                     _ => String::new(),
                 };
                 format!(
-                    "; the device worked on steps {:.0}% of it{per_token}",
+                    "; the device spanned steps {:.0}% of it{per_token}",
                     100.0 * b / m.timed_secs
                 )
             });

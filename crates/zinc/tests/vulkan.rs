@@ -144,13 +144,13 @@ fn bench_ablate_measures_each_kernel_left_out() {
     // The device's share of the timed run (its two timestamps a step against the wall clock):
     // some, and not more than all of it.
     let share: f64 = err
-        .split("the device worked on steps ")
+        .split("the device spanned steps ")
         .nth(1)
         .and_then(|t| t.split('%').next())
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("no device share in {err}"));
     assert!(share > 0.0 && share <= 101.0, "{err}");
-    assert!(err.contains("µs idle a token)"), "{err}");
+    assert!(err.contains("µs idle between tokens)"), "{err}");
     assert_eq!(calls("qk_prep"), layers, "{table}");
     for r in &rows {
         let tps: f64 = r[2].parse().unwrap();

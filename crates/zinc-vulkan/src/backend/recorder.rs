@@ -4,9 +4,9 @@
 
 use super::*;
 
-/// Commands before the first piece of a recording goes to the device, and in each later one
-/// (`VulkanOptions::submit_chunks`); at most this many pieces in flight (then the oldest is
-/// waited for).
+/// Commands before the first piece of a recording goes to the device, and the most in a later
+/// one, each twice the one before (`VulkanOptions::submit_chunks`); at most this many pieces in
+/// flight (then the oldest is waited for).
 pub(super) const FIRST_CHUNK: u32 = 16;
 pub(super) const CHUNK: u32 = 64;
 pub(super) const MAX_FLYING: usize = 64;
@@ -42,6 +42,8 @@ pub(super) struct Recorder {
     /// Commands in the open piece before it goes to the device: `chunks[0]` for a recording's
     /// first, doubling for each later one up to `chunks[1]`.
     limit: u32,
+    /// A recording has begun and not yet been submitted and waited for (`submit`).
+    recording: bool,
     /// Since the last barrier: every command declared the one buffer it writes (these), or not
     /// (`None`: anything may have been written).
     pub(super) written: Option<Vec<u64>>,
@@ -56,13 +58,16 @@ pub(super) struct Recorder {
 
 /// Two GPU timestamps a recording (a step): before its first command and after its last piece,
 /// the span summed (`Backend::device_busy`). Against the wall time it tells how long the device
-/// sat idle between steps, waiting for the host. Not kept while profiling (the profiler's own
-/// spans say as much).
+/// sat idle between steps, waiting for the host (waits for a later piece within a step fall
+/// inside the span). Off until something asks for the sum (`on`), so that steps nobody times
+/// pay nothing; not kept while profiling (the profiler's own spans say as much).
 pub(super) struct StepClock {
     pool: vk::QueryPool,
     /// Nanoseconds per tick, and the ticks' valid bits as a mask.
     period: f64,
     mask: u64,
+    /// Recordings are timed (from the first `Backend::device_busy` on).
+    pub(super) on: bool,
     /// The open recording wrote its first timestamp.
     armed: bool,
     pub(super) busy: std::time::Duration,
@@ -107,8 +112,8 @@ unsafe fn wait(
 }
 
 impl Recorder {
-    /// `chunks`: commands in the first piece of a recording sent to the device and in each
-    /// later one ([FIRST_CHUNK, CHUNK] unless the options say otherwise).
+    /// `chunks`: commands in the first piece of a recording sent to the device and the most in
+    /// a later one ([FIRST_CHUNK, CHUNK] unless the options say otherwise).
     pub(super) fn new(
         ctx: &Arc<Context>,
         profile: bool,
@@ -163,6 +168,7 @@ impl Recorder {
                     } else {
                         (1u64 << bits) - 1
                     },
+                    on: false,
                     armed: false,
                     busy: std::time::Duration::ZERO,
                 })
@@ -187,6 +193,7 @@ impl Recorder {
                 ops: 0,
                 chunks,
                 limit: chunks[0],
+                recording: false,
                 written: Some(Vec::new()),
                 since: vk::PipelineStageFlags::empty(),
                 waited: std::time::Duration::ZERO,
@@ -201,7 +208,9 @@ impl Recorder {
         // the GPU idle): the first after FIRST_CHUNK commands, each later one twice the one
         // before up to CHUNK (the device starts soon, and the host stays ahead of it). Profiles
         // keep one command buffer per submit (their timestamps are read per command buffer).
-        if self.flying.is_empty() && !self.open {
+        let first = !self.recording;
+        if first {
+            self.recording = true;
             self.limit = self.chunks[0];
         }
         if self.open && self.prof.is_none() && self.cb_ops >= self.limit {
@@ -219,7 +228,7 @@ impl Recorder {
                         .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT),
                 )?;
                 match &mut self.steps {
-                    Some(c) if self.flying.is_empty() => {
+                    Some(c) if first && c.on => {
                         let d = &self.ctx.device;
                         d.cmd_reset_query_pool(self.cb, c.pool, 0, 2);
                         d.cmd_write_timestamp(
@@ -363,6 +372,29 @@ impl Recorder {
         Ok(())
     }
 
+    /// After a copy into a mapped buffer the host reads once the submit's fence signals: the
+    /// copy's writes made visible to the host (a fence makes them available, not visible).
+    pub(super) fn before_host_read(&mut self) {
+        if !self.open {
+            return;
+        }
+        let mb = vk::MemoryBarrier::default()
+            .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+            .dst_access_mask(vk::AccessFlags::HOST_READ);
+        // SAFETY: recording into the open command buffer.
+        unsafe {
+            self.ctx.device.cmd_pipeline_barrier(
+                self.cb,
+                vk::PipelineStageFlags::TRANSFER,
+                vk::PipelineStageFlags::HOST,
+                vk::DependencyFlags::empty(),
+                &[mb],
+                &[],
+                &[],
+            );
+        }
+    }
+
     pub(super) fn copy(
         &mut self,
         src: vk::Buffer,
@@ -483,6 +515,7 @@ impl Recorder {
 
     /// Submits what is recorded and waits for it (and for what `flush` submitted).
     pub(super) fn submit(&mut self, stats: &Stats) -> Result<(), VulkanError> {
+        self.recording = false;
         if !self.open {
             self.land()?;
             self.arena_used = 0;
