@@ -12,8 +12,10 @@ llama-bench (`-o json`, its own warm-up) or, where only the server is at hand, l
 -r + 1 `/completion` requests of random token ids (`n_predict`, `ignore_eos`, no prompt cache),
 the first discarded, the mean of `timings.prompt_per_second` / `predicted_per_second`. With -d,
 generation runs after a context of that many tokens (the server: a prompt of that length).
-Anchors are figures recorded elsewhere (e.g. the issue's), printed as extra columns.
-Standard library only.
+Anchors are figures recorded elsewhere (e.g. the issue's), printed as extra columns. Under the
+table, where ZINC's backend tells, each test's share of time the host waited for the device, the
+share the device's steps spanned, and its idle µs between generated tokens (also in bench.json,
+`zinc_shares`). Standard library only.
 """
 import argparse
 import json
@@ -32,6 +34,7 @@ def run_zinc(a):
     else:
         tests.append(["-p", str(a.n_prompt), "-n", str(a.n_gen)])
     out = {}
+    shares = {}
     size = 0
     for t in tests:
         cmd = [a.zinc, "bench", "-m", a.model, "--backend", a.backend, "-r", str(a.reps), "-o", "json", *t,
@@ -40,8 +43,10 @@ def run_zinc(a):
         rep = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
         size = rep["model_size"]
         for r in rep["results"]:
-            out[label(r["test"][:2], r["n_prompt"] or r["n_gen"], a.depth)] = r["avg_ts"]
-    return out, size
+            t = label(r["test"][:2], r["n_prompt"] or r["n_gen"], a.depth)
+            out[t] = r["avg_ts"]
+            shares[t] = {k: r[k] for k in ("host_wait_share", "device_span_share", "idle_us_per_token") if k in r}
+    return out, size, shares
 
 
 def label(kind, n, depth):
@@ -154,7 +159,7 @@ def main():
     if not (a.llama_bench or a.llama_server):
         p.error("give --llama-bench or --llama-server")
     os.makedirs(a.out, exist_ok=True)
-    zinc, size = run_zinc(a)
+    zinc, size, shares = run_zinc(a)
     llama = run_llama_bench(a) if a.llama_bench else run_llama_server(a)
     anchors = []
     for s in a.anchor:
@@ -176,10 +181,24 @@ def main():
         if a.bandwidth_gbs:
             row += f" {100 * z * size / (a.bandwidth_gbs * 1e9):.1f}% |" if t.startswith("tg") else " |"
         print(row)
+    # Where the GPU's time went on ZINC's side: the host's waiting share, the share its steps
+    # spanned, and its idle µs between generated tokens (where the backend tells).
+    for t in tests:
+        sh = shares.get(t, {})
+        if sh:
+            parts = []
+            if "host_wait_share" in sh:
+                parts.append(f"host waited {100 * sh['host_wait_share']:.0f}%")
+            if "device_span_share" in sh:
+                parts.append(f"device spanned steps {100 * sh['device_span_share']:.0f}%")
+            if "idle_us_per_token" in sh:
+                parts.append(f"{sh['idle_us_per_token']:.1f} µs idle between tokens")
+            print(f"ZINC {t}: " + ", ".join(parts))
     series = [("ZINC", zinc), ("llama.cpp (this run)", llama)] + anchors
     svg(os.path.join(a.out, "bench.svg"), tests, series)
     with open(os.path.join(a.out, "bench.json"), "w") as f:
-        json.dump({"model_size": size, "zinc": zinc, "llama": llama, "anchors": dict(anchors)}, f, indent=1)
+        json.dump({"model_size": size, "zinc": zinc, "llama": llama, "anchors": dict(anchors),
+                   "zinc_shares": shares}, f, indent=1)
 
 
 if __name__ == "__main__":

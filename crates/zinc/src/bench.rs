@@ -50,6 +50,15 @@ struct TestResult {
     avg_ts: f64,
     stddev_ts: f64,
     samples_ts: Vec<f64>,
+    /// Share of the timed runs the host waited for the device, and the share the device's
+    /// steps spanned (first command to last), where the backend tells; µs the device sat idle
+    /// between generated tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host_wait_share: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    device_span_share: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    idle_us_per_token: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -294,27 +303,26 @@ fn bench_with<B: Backend>(
         }
         let m = test.measure(&engine, &mut random, true)?;
         run_secs += m.run_secs;
-        if m.timed_secs > 0.0 {
-            // Near 0%: the device outran the host's recording (host-bound). The device's share
-            // runs from each step's first command to its last (its waits for a later piece of
-            // the step included): the rest of the time it sat idle between steps.
-            let busy = m.timed_busy.map_or(String::new(), |b| {
-                let idle = (m.timed_secs - b).max(0.0);
-                let per_token = match kind {
-                    "tg" => format!(
-                        " ({:.1} µs idle between tokens)",
-                        1e6 * idle / (m.samples.len() * n).max(1) as f64
-                    ),
-                    _ => String::new(),
-                };
-                format!(
-                    "; the device spanned steps {:.0}% of it{per_token}",
-                    100.0 * b / m.timed_secs
-                )
+        // Near 0% waited: the device outran the host's recording (host-bound). The device's
+        // share runs from each step's first command to its last (its waits for a later piece of
+        // the step included): the rest of the time it sat idle between steps.
+        let timed = m.timed_secs > 0.0;
+        let host_wait_share = timed.then(|| m.timed_wait / m.timed_secs);
+        let device_span_share = m.timed_busy.filter(|_| timed).map(|b| b / m.timed_secs);
+        let idle_us_per_token = m
+            .timed_busy
+            .filter(|_| timed && kind == "tg")
+            .map(|b| 1e6 * (m.timed_secs - b).max(0.0) / (m.samples.len() * n).max(1) as f64);
+        if let Some(w) = host_wait_share {
+            let span = device_span_share.map_or(String::new(), |d| {
+                let idle = idle_us_per_token.map_or(String::new(), |u| {
+                    format!(" ({u:.1} µs idle between tokens)")
+                });
+                format!("; the device spanned steps {:.0}% of it{idle}", 100.0 * d)
             });
             eprintln!(
-                "zinc bench: {kind}{n}: the host waited for the device {:.0}% of the timed runs{busy}",
-                100.0 * m.timed_wait / m.timed_secs
+                "zinc bench: {kind}{n}: the host waited for the device {:.0}% of the timed runs{span}",
+                100.0 * w
             );
         }
         let (avg, sd) = stats(&m.samples);
@@ -336,6 +344,9 @@ fn bench_with<B: Backend>(
             avg_ts: avg,
             stddev_ts: sd,
             samples_ts: m.samples,
+            host_wait_share,
+            device_span_share,
+            idle_us_per_token,
         });
     }
     let n_params: u64 = file.tensors().map(|t| t.info.n_elements).sum();

@@ -162,3 +162,55 @@ fn bench_ablate_measures_each_kernel_left_out() {
     assert!(!out.status.success());
     assert!(err.contains("cannot leave kernels out"), "{err}");
 }
+
+/// `zinc bench -o json` on Vulkan: each test carries the host's waiting share and the share the
+/// device's steps spanned (fractions of the timed runs), and generation the device's idle µs
+/// between tokens; the CPU backend tells none of them.
+#[test]
+fn bench_json_reports_where_the_time_went() {
+    let tiny = repo_root().join("tests/fixtures/tiny/qwen3-tiny.gguf");
+    let bench = |backend: &str| -> serde_json::Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_zinc"))
+            .args([
+                "bench",
+                "--backend",
+                backend,
+                "-p",
+                "8",
+                "-n",
+                "4",
+                "-r",
+                "1",
+            ])
+            .args(["-o", "json", "-m"])
+            .arg(&tiny)
+            .output()
+            .expect("run zinc");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).expect("one JSON document")
+    };
+    let doc = bench("vulkan");
+    let results = doc["results"].as_array().expect("results");
+    assert_eq!(results.len(), 2, "{doc}");
+    for r in results {
+        for k in ["host_wait_share", "device_span_share"] {
+            let v = r[k].as_f64().unwrap_or_else(|| panic!("no {k} in {r}"));
+            assert!(v > 0.0 && v <= 1.01, "{k} {v} in {r}");
+        }
+    }
+    let idle = |r: &serde_json::Value| r["idle_us_per_token"].as_f64();
+    assert_eq!(
+        idle(&results[0]),
+        None,
+        "a prompt has no tokens between steps: {doc}"
+    );
+    assert!(idle(&results[1]).is_some_and(|u| u >= 0.0), "{doc}");
+    let doc = bench("cpu");
+    for r in doc["results"].as_array().expect("results") {
+        assert!(r.get("device_span_share").is_none(), "{r}");
+    }
+}
