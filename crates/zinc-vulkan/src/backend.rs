@@ -430,6 +430,12 @@ fn cm_shared_bytes(sgm: u32, bk: u32, sgn: u32, tm: u32) -> u32 {
     (tokens + 64 * sgm) * (bk + 8) * 2 + sgn * sgm * 1024 + tokens * 8
 }
 
+/// Tokens (or MoE slots) a `matmul_cm.comp` workgroup of `wg` invocations takes: 16·TM per
+/// subgroup column, SGN = wg / 32 / sgm of them.
+fn cm_tile_tokens(wg: u32, sgm: u32, tm: u32) -> usize {
+    (wg / sgm / 32 * 16 * tm) as usize
+}
+
 /// Float weight formats (the quantized ones have integer-dot and dequantizing kernels).
 fn is_float(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16)
@@ -1083,7 +1089,7 @@ impl VulkanBackend {
             let [wg, sgm, mut bk] = self.tune.cm_spec;
             let tm = self.tune.cm_tm;
             let tiles = rows.div_ceil(64 * sgm as usize);
-            let bn = (wg / sgm / 32 * 16 * tm) as usize; // 16 · TM · SGN
+            let bn = cm_tile_tokens(wg, sgm, tm);
             let g = grid(x.rows.div_ceil(bn), tiles);
             // BK must divide the row.
             if !cols.is_multiple_of(bk as usize) {

@@ -125,7 +125,7 @@ pub struct ModelArgs {
     #[arg(long)]
     pub vk_prompt_cache_mb: Option<u64>,
     /// Vulkan cooperative-matrix tile, `SGMxBK[xSGN]` (kernel tuning): SGM 1 or 2, BK 32 or 64,
-    /// SGN (token subgroups: 32·SGN tokens a tile) 2 or 4.
+    /// SGN (token subgroups: 16·TM·SGN tokens a tile, TM from `--vk-coopmat-tm`) 2 or 4.
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_coopmat_tile: Option<(u32, u32, u32)>,
     /// Vulkan cooperative-matrix mat-mul: 16-token accumulator tiles a subgroup, 2 or 4 (kernel

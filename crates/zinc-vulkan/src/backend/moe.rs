@@ -16,7 +16,7 @@ impl VulkanBackend {
     /// and the tile table, of `max_tiles` entries.
     fn moe_groups(&self, ids: u64, nslots: usize, n_expert: usize) -> (VkTensor, VkTensor, usize) {
         let [wg, sgm, _] = self.tune.moe_spec;
-        let bn = (wg / sgm / 32 * 16 * self.tune.moe_tm) as usize; // slots a tile: 16 · TM · SGN
+        let bn = cm_tile_tokens(wg, sgm, self.tune.moe_tm); // slots a tile
         let max_tiles = nslots.div_ceil(bn) + n_expert;
         let order = self.new_tensor(nslots, 1);
         let tiles = self.new_tensor(max_tiles, 3);
@@ -248,7 +248,7 @@ impl VulkanBackend {
         // tile table is the dispatch's x (at most 65,535 entries); the kernel's byte offsets are
         // 32-bit, as every kernel's, so expert tensors of 4 GiB or more go slot by slot too.
         let [wg, sgm, _] = self.tune.moe_spec;
-        let slots_per_tile = (wg / sgm / 32 * 16 * self.tune.moe_tm) as usize;
+        let slots_per_tile = cm_tile_tokens(wg, sgm, self.tune.moe_tm);
         let grouped = self.tune.coopmat
             && x.rows > 4
             && n_expert <= MOE_SORT_EXPERTS

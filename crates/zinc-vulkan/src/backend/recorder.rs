@@ -520,9 +520,6 @@ impl Recorder {
             self.land()?;
             self.arena_used = 0;
             self.keep.clear();
-            if let Some(c) = &mut self.steps {
-                c.armed = false; // its last piece went without the closing timestamp: not timed
-            }
             return Ok(());
         }
         self.cb_ops = 0;
