@@ -30,7 +30,7 @@ use moe::MOE_CM_TILE;
 use options::Tuning;
 pub use options::VulkanOptions;
 pub use recorder::SPAN;
-use recorder::{Pool, Recorder, STAGING_BYTES};
+use recorder::{BarrierAblation, Pool, Recorder, STAGING_BYTES};
 
 /// How the CPU's dot product (and llama.cpp's) sees activations next to `ty` weights, as
 /// (act_quant/quant_act mode, block): 1 = Q8_0/Q8_1 blocks of 32, 2 = Q8_K blocks of 256,
@@ -518,6 +518,7 @@ impl VulkanBackend {
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let mut rec = Recorder::new(&ctx, opts.profile, t.chunks)?;
+        rec.loose = BarrierAblation::of(&opts.skip_kernels);
         let attn_count = ctx.buffer(4 * ATTN_COUNTERS as u64, Memory::Device)?;
         rec.fill_zero(attn_count.buffer, attn_count.size)?;
         let fuse_count = ctx.buffer(4 * (FUSE_COUNTERS + ROUTE_COUNTERS) as u64, Memory::Device)?;
@@ -1586,6 +1587,7 @@ impl Backend for VulkanBackend {
             let allowed = |n: &&String| !NEVER_SKIPPED.contains(&n.as_str());
             a.skip = names.iter().filter(allowed).cloned().collect();
             a.counts.clear();
+            self.rec().loose = BarrierAblation::of(&a.skip);
             self.ablating.store(true, Relaxed);
         }
         Some(counts)

@@ -218,6 +218,10 @@ pub struct ModelArgsLite {
     /// Vulkan decode attention: slices merged in place (kernel checks).
     #[arg(long, hide = true)]
     pub vk_attn_merge: Option<bool>,
+    /// Vulkan: kernels left out or barriers reduced (`--vk-skip barrier-exec`: whether the
+    /// results stay right without memory barriers).
+    #[arg(long, hide = true, value_delimiter = ',')]
+    pub vk_skip: Vec<String>,
 }
 
 /// `choose` for commands without a model.
@@ -250,7 +254,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_chunks: None,
         vk_attn_merge: a.vk_attn_merge,
         vk_cpu_attention: None,
-        vk_skip: Vec::new(),
+        vk_skip: a.vk_skip.clone(),
         vk_coopmat_tile: a.vk_coopmat_tile,
         vk_coopmat_tm: a.vk_coopmat_tm,
         vk_moe_tm: a.vk_moe_tm,

@@ -54,6 +54,41 @@ pub(super) struct Recorder {
     /// The pipeline bound in the open command buffer (null: none yet): binding it again is
     /// skipped.
     bound: vk::Pipeline,
+    /// Timing only (the ablation's `barrier` names, `BarrierAblation`): compute-to-compute
+    /// barriers left out (except after a command whose output indexes other data,
+    /// `NEVER_SKIPPED`) or reduced; results may be wrong.
+    pub(super) loose: BarrierAblation,
+    /// The next compute command keeps its barrier even when `loose`.
+    keep_next: bool,
+}
+
+/// Compute-to-compute barriers as recorded, or reduced for timing (the ablation names them).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum BarrierAblation {
+    /// As correctness needs: execution and memory (writes made visible to reads and writes).
+    Full,
+    /// `barrier`: none.
+    None,
+    /// `barrier-exec`: an execution dependency only, no memory barrier.
+    Exec,
+    /// `barrier-read`: writes made visible to later reads only.
+    Read,
+}
+
+impl BarrierAblation {
+    /// The mode an ablation's names ask for.
+    pub(super) fn of(names: &[String]) -> Self {
+        let has = |n: &str| names.iter().any(|k| k == n);
+        if has("barrier") {
+            Self::None
+        } else if has("barrier-exec") {
+            Self::Exec
+        } else if has("barrier-read") {
+            Self::Read
+        } else {
+            Self::Full
+        }
+    }
 }
 
 /// Two GPU timestamps a recording (a step): before its first command and after its last piece,
@@ -198,6 +233,8 @@ impl Recorder {
                 since: vk::PipelineStageFlags::empty(),
                 waited: std::time::Duration::ZERO,
                 bound: vk::Pipeline::null(),
+                loose: BarrierAblation::Full,
+                keep_next: false,
             })
         }
     }
@@ -298,6 +335,10 @@ impl Recorder {
             }
             a
         };
+        let shader_dst = match self.loose {
+            BarrierAblation::Read => vk::AccessFlags::SHADER_READ,
+            _ => vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+        };
         let mb = vk::MemoryBarrier::default()
             .src_access_mask(access(
                 src,
@@ -306,9 +347,16 @@ impl Recorder {
             ))
             .dst_access_mask(access(
                 dst,
-                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                shader_dst,
                 vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE,
             ));
+        let compute_only = src == vk::PipelineStageFlags::COMPUTE_SHADER
+            && dst == vk::PipelineStageFlags::COMPUTE_SHADER;
+        let mbs: &[vk::MemoryBarrier] = if compute_only && self.loose == BarrierAblation::Exec {
+            &[]
+        } else {
+            std::slice::from_ref(&mb)
+        };
         // SAFETY: recording into the open command buffer.
         unsafe {
             self.ctx.device.cmd_pipeline_barrier(
@@ -316,7 +364,7 @@ impl Recorder {
                 src,
                 dst,
                 vk::DependencyFlags::empty(),
-                &[mb],
+                mbs,
                 &[],
                 &[],
             );
@@ -337,7 +385,15 @@ impl Recorder {
         }
         self.ops += 1;
         self.begin()?;
-        self.order(writes, concurrent, vk::PipelineStageFlags::COMPUTE_SHADER);
+        let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
+        let none = self.loose == BarrierAblation::None;
+        if none && !self.keep_next && (self.since.is_empty() || self.since == compute) {
+            self.since = compute;
+            self.written = None;
+        } else {
+            self.order(writes, concurrent, compute);
+        }
+        self.keep_next = none && super::NEVER_SKIPPED.contains(&name);
         let d = &self.ctx.device;
         let timed = match &mut self.prof {
             Some(p) if (p.names.len() as u32) < PROFILE_PAIRS => {
