@@ -819,8 +819,10 @@ pub fn run<B: Backend>(
     }
 
     // Attention's inputs in one step (q/k norms, RoPE, K/V store): exactly the ops one after
-    // another, on this backend.
-    for (style, head_dim, n_rot, nq, nk, q_norm, k_norm, rows) in [
+    // another, on this backend — also where the attention that follows does that step itself
+    // (a decode step's one row, its attention recorded first: a backend may fuse them), at
+    // positions that put the new key in a later slice of the cache.
+    for (style, head_dim, n_rot, nq, nk, q_norm, k_norm, rows, first) in [
         (
             RopeStyle::Neox,
             128usize,
@@ -830,12 +832,15 @@ pub fn run<B: Backend>(
             true,
             true,
             1usize,
+            2u32,
         ),
-        (RopeStyle::Norm, 64, 32, 3, 1, false, false, 5),
-        (RopeStyle::Neox, 64, 64, 2, 2, true, false, 3),
+        (RopeStyle::Neox, 128, 128, 4, 2, true, true, 1, 300),
+        (RopeStyle::Norm, 64, 32, 8, 2, true, false, 1, 41),
+        (RopeStyle::Norm, 64, 32, 3, 1, false, false, 5, 2),
+        (RopeStyle::Neox, 64, 64, 2, 2, true, false, 3, 2),
     ] {
         let case = format!(
-            "qk_norm_rope_store {style:?} head_dim={head_dim} n_rot={n_rot} heads={nq}/{nk} norms={q_norm}/{k_norm} rows={rows}"
+            "qk_norm_rope_store {style:?} head_dim={head_dim} n_rot={n_rot} heads={nq}/{nk} norms={q_norm}/{k_norm} rows={rows} from={first}"
         );
         if !want(&case) {
             continue;
@@ -848,14 +853,14 @@ pub fn run<B: Backend>(
             randn(&mut rng, rows * kc),
             randn(&mut rng, rows * kc),
         );
-        let positions: Vec<u32> = (0..rows as u32).map(|p| 3 * p + 2).collect();
+        let positions: Vec<u32> = (0..rows as u32).map(|p| 3 * p + first).collect();
         let p = RopeParams {
             style,
             n_rot,
             freq_base: 10000.0,
             freq_scale: 1.0,
         };
-        let ctx = 3 * rows + 2;
+        let ctx = 3 * rows + first as usize;
         let vt = b.tensor_from(&vv, rows, kc);
         let (mut q1, mut k1) = (b.tensor_from(&qv, rows, qc), b.tensor_from(&kv, rows, kc));
         let mut c1 = b.kv_cache(ctx, &[kc]);
@@ -890,12 +895,15 @@ pub fn run<B: Backend>(
             scale: 0.3,
             window: None,
         };
-        // The attention of the stored rows reads back every key and value written.
-        let a1 = b.read(&b.attention(&q1, &c1, 0, &positions, &ap));
+        // The attention of the stored rows reads back every key and value written (the fused
+        // form's first, as a model records it).
         let a2 = b.read(&b.attention(&q2, &c2, 0, &positions, &ap));
+        let a1 = b.read(&b.attention(&q1, &c1, 0, &positions, &ap));
+        // And the cache it left: what a later step's attention reads.
+        let a3 = b.read(&b.attention(&q1, &c2, 0, &positions, &ap));
         let want64 = |v: Vec<f32>| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
-        let got: Vec<f32> = [b.read(&q2), b.read(&k2), a2].concat();
-        let sep = want64([b.read(&q1), b.read(&k1), a1].concat());
+        let got: Vec<f32> = [b.read(&q2), b.read(&k2), a2, a3].concat();
+        let sep = want64([b.read(&q1), b.read(&k1), a1.clone(), a1].concat());
         out.push(judge(case, &got, &sep, |_| 0.0));
     }
 
