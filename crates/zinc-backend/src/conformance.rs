@@ -819,9 +819,9 @@ pub fn run<B: Backend>(
     }
 
     // Attention's inputs in one step (q/k norms, RoPE, K/V store): exactly the ops one after
-    // another, on this backend — also where the attention that follows does that step itself
-    // (a decode step's one row, its attention recorded first: a backend may fuse them), at
-    // positions that put the new key in a later slice of the cache.
+    // another, on this backend — with the attention that follows recorded first (as a model
+    // records it: a backend may fuse the two), at positions that put the new key in a later
+    // slice of the cache, and the cache it leaves read by another attention.
     for (style, head_dim, n_rot, nq, nk, q_norm, k_norm, rows, first) in [
         (
             RopeStyle::Neox,

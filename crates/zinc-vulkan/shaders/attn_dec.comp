@@ -1,7 +1,6 @@
 #version 450
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
-#extension GL_EXT_control_flow_attributes : require
 // attn_dec.comp — split-K attention for decode steps, with the query heads that share a KV head
 // together: each slice of keys is read once for all of them, as 16-byte vectors by neighbouring
 // invocations. Buffers and partials as attn_split.comp (pass 2 is attn_combine.comp, or the merge
@@ -34,13 +33,9 @@
 layout(constant_id = 0) const uint HD = 128;
 layout(constant_id = 1) const uint G = 4;
 layout(constant_id = 2) const uint LPK = 16;
-// 3: bit 0 MERGE: 1 where this dispatch merges (push `merge`): only then do partials go through
-// coherent stores, which cost long contexts' many slices on NVIDIA. Bit 1 PREP (below), bits
-// 4–7 log2 of qk_prep.comp's workgroup (the norms' sums are computed as it computes them).
-layout(constant_id = 3) const uint FORM = 0;
-const uint MERGE = FORM & 1u;
-const uint PREP = (FORM >> 1) & 1u;
-const uint NWG = 1u << ((FORM >> 4) & 15u);
+// 3 = MERGE: 1 where this dispatch merges (push `merge`): only then do partials go through
+// coherent stores, which cost long contexts' many slices on NVIDIA.
+layout(constant_id = 3) const uint MERGE = 0;
 layout(constant_id = 4) const uint WG = 128;
 layout(local_size_x_id = 4) in;
 
@@ -58,7 +53,6 @@ layout(push_constant, std430) uniform PC {
     Words qout;   // merge: o quantized (quant8.glsl), when mode > 0
     Floats sout;
     Words count;  // merge: a counter per (row, workgroup column w), zero between dispatches
-    Words prep;   // PREP: its parameters (PrepParams)
     uint n_head;
     uint n_head_kv;
     uint head_dim;
@@ -89,109 +83,6 @@ shared float ml[2u * 8u];
 shared uint is_last;
 const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (MERGE_SPLITS)
 shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
-
-// PREP: qk_prep.comp fused in (a decode step of one token). q, and the layer's raw keys and
-// values, are as the projections left them; each workgroup normalizes (where the model has
-// q/k norms) and rotates its query heads and its KV head's key at the token's position p
-// exactly as qk_prep.comp does (rms.glsl summing over NWG invocations, rope.glsl), rounds that
-// key and the value to f16 as the cache holds them, and reads them from shared memory where
-// the other keys come from the cache; the first workgroup of the KV head in the last slice
-// stores them in the cache for later steps. q and k are left as they were (the host re-runs
-// qk_prep.comp on them if anything reads them). One dispatch where qk_prep.comp + attention
-// take two.
-layout(buffer_reference, std430, buffer_reference_align = 8) buffer PrepParams {
-    Floats qw;    // the query norm's weights (flags bit 0)
-    Floats kw;    // the key norm's (bit 1)
-    Floats k;     // the raw keys and values (nrows × n_head_kv·HD)
-    Floats v;
-    uint n_rot;
-    uint neox;
-    float freq_base;
-    float freq_scale;
-    float eps;
-    uint flags;
-};
-const uint SG = 1u;
-#define RMS_WG NWG
-#include "rms.glsl"
-#include "rope.glsl"
-const uint PHD = PREP == 1u ? HD : 1u;
-shared float kh[PHD];              // the key at p, normed and rotated
-shared uint kp16[PHD / 2u + 1u];   // it, and the value, as the cache's f16 pairs
-shared uint vp16[PHD / 2u + 1u];
-
-// The G query heads into qs and the key and value at p into kp16 / vp16, as qk_prep.comp
-// makes them; the cache written by one workgroup of the KV head.
-void prep(uint t, uint h0, uint kvh, uint p, uint kv_dim, uint tid, bool store) {
-    PrepParams pp = PrepParams(pc.prep);
-    uint qbase = (t * pc.n_head + h0) * HD;
-    uint kbase = t * kv_dim + kvh * HD;
-    bool qn = (pp.flags & 1u) != 0u;
-    bool kn = (pp.flags & 2u) != 0u;
-    // The norms' scales, head by head (each a workgroup reduction; a barrier after each, as
-    // rms.glsl's shared sums are reused).
-    float qsc[8];
-    [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-        qsc[gi] = 1.0;
-        if (gi < G && qn) {
-            qsc[gi] = rms_scale(pc.q, qbase + gi * HD, HD, pp.eps);
-            barrier();
-        }
-    }
-    float ksc = 1.0;
-    if (kn) {
-        ksc = rms_scale(pp.k, kbase, HD, pp.eps);
-        barrier();
-    }
-    for (uint i = tid; i < G * HD; i += WG) {
-        float x = pc.q.v[qbase + i];
-        qs[i] = qn ? (x * qsc[i / HD]) * pp.qw.v[i % HD] : x;
-    }
-    for (uint j = tid; j < HD; j += WG) {
-        float x = pp.k.v[kbase + j];
-        kh[j] = kn ? (x * ksc) * pp.kw.v[j] : x;
-    }
-    for (uint j2 = tid; j2 < HD / 2u; j2 += WG) {
-        vp16[j2] = packHalf2x16(vec2(pp.v.v[kbase + 2u * j2], pp.v.v[kbase + 2u * j2 + 1u]));
-    }
-    barrier();
-    uint half_rot = pp.n_rot / 2u;
-    for (uint idx = tid; idx < (G + 1u) * half_rot; idx += WG) {
-        uint hh = idx / half_rot;
-        uint i = idx % half_rot;
-        uint a = pp.neox != 0u ? i : 2u * i;
-        uint b = pp.neox != 0u ? i + half_rot : 2u * i + 1u;
-        if (hh < G) {
-            vec2 y = rope_pair(vec2(qs[hh * HD + a], qs[hh * HD + b]), p, i, pp.n_rot,
-                               pp.freq_base, pp.freq_scale);
-            qs[hh * HD + a] = y.x;
-            qs[hh * HD + b] = y.y;
-        } else {
-            vec2 y = rope_pair(vec2(kh[a], kh[b]), p, i, pp.n_rot, pp.freq_base, pp.freq_scale);
-            kh[a] = y.x;
-            kh[b] = y.y;
-        }
-    }
-    barrier();
-    for (uint j2 = tid; j2 < HD / 2u; j2 += WG) {
-        kp16[j2] = packHalf2x16(vec2(kh[2u * j2], kh[2u * j2 + 1u]));
-    }
-    barrier();
-    if (store) {
-        uint dst = (p * kv_dim + kvh * HD) / 2u;
-        for (uint j2 = tid; j2 < HD / 2u; j2 += WG) {
-            pc.kc.v[dst + j2] = kp16[j2];
-            pc.vc.v[dst + j2] = vp16[j2];
-        }
-    }
-}
-
-// Eight dimensions from d0 (a multiple of 8) of the key (or value) at p, as a cache vector.
-uvec4 at_p(bool value, uint d0) {
-    uint i = d0 / 2u;
-    return value ? uvec4(vp16[i], vp16[i + 1u], vp16[i + 2u], vp16[i + 3u])
-                 : uvec4(kp16[i], kp16[i + 1u], kp16[i + 2u], kp16[i + 3u]);
-}
 
 // The output of the workgroup's G heads of row t: qs[i] (head i / HD's unnormalized sums)
 // times ml[2·head + 1] (its 1 / L), written to o and, with a mode, quantized by the whole
@@ -226,14 +117,10 @@ void main() {
     uint kvh = h0 / pc.group; // the KV head of all G
     uint qbase = (t * pc.n_head + h0) * HD; // the G heads are consecutive
 
-    uint p = pc.pos.v[t];
-    if (PREP == 1u) {
-        prep(t, h0, kvh, p, kv_dim, tid, h0 % pc.group == 0u && sp == nsplit - 1u);
-    } else {
-        for (uint i = tid; i < G * HD; i += WG) {
-            qs[i] = pc.q.v[qbase + i];
-        }
+    for (uint i = tid; i < G * HD; i += WG) {
+        qs[i] = pc.q.v[qbase + i];
     }
+    uint p = pc.pos.v[t];
     uint lo = (pc.window > 0u && p + 1u > pc.window) ? p + 1u - pc.window : 0u;
     uint begin = lo + sp * pc.split_len;
     uint end = min(p + 1u, lo + (sp + 1u) * pc.split_len); // keys [begin, end)
@@ -257,9 +144,7 @@ void main() {
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint j = j0 + slot + u * KPP;
                 // Dimensions d0 .. d0 + 7 of key j: one vector of 8 halves.
-                w[u] = j >= end              ? uvec4(0u)
-                       : (PREP == 1u && j == p) ? at_p(false, d0)
-                                                : k4.v[(j * kv_dim + kvh * HD + d0) / 8u];
+                w[u] = j < end ? k4.v[(j * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
             }
             [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
                 if (gi < G) {
@@ -336,9 +221,7 @@ void main() {
             uvec4 w[U];
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
-                w[u] = i >= n                         ? uvec4(0u)
-                       : (PREP == 1u && begin + i == p) ? at_p(true, d0)
-                                                         : v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u];
+                w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
             }
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;

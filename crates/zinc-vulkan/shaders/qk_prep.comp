@@ -16,9 +16,7 @@
 // Push constants (std430, in order): Floats q; Floats k; Floats v; Floats qw; Floats kw;
 //   Words kc; Words vc; Words pos; uint nq; uint nk; uint head_dim (even, ≤ 512);
 //   uint n_rot (≤ head_dim); uint neox; float freq_base; float freq_scale; float eps;
-//   uint nrows; uint flags (bit 0: norm the queries, bit 1: the keys, bit 2: leave the cache
-//   alone — the queries and keys in place only, dispatched without the value heads: their
-//   prep already ran inside attn_dec.comp, which stored the cache).
+//   uint nrows; uint flags (bit 0: norm the queries, bit 1: the keys).
 // Specialization constants: 0 = WG (rms_norm.comp's workgroup for the same group and rows, so
 //   the norms agree to the bit: 64 for decode steps); 1 = SG as in rms_norm.comp.
 // Dispatch: nrows · (nq + 2·nk) workgroups, z-folded; workgroup (row, h) with h < nq a query
@@ -104,7 +102,7 @@ void main() {
     for (uint j = tid; j < hd; j += WG) {
         t.v[base + j] = hv[j];
     }
-    if (!is_q && (pc.flags & 4u) == 0u) {
+    if (!is_q) {
         uint dst = (p * kv_dim + head * hd) / 2u;
         for (uint j2 = tid; j2 < hd / 2u; j2 += WG) {
             pc.kc.v[dst + j2] = packHalf2x16(vec2(hv[2u * j2], hv[2u * j2 + 1u]));

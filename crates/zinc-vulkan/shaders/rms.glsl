@@ -8,14 +8,8 @@
 // (8 on the H200: 32 measured no faster.)
 const uint RMS_BATCH = 8u;
 
-// RMS_WG: the invocations that sum (default WG; the others add nothing and only take part in
-// the barriers), so a larger workgroup can compute a smaller one's sums to the bit
-// (attn_dec.comp: qk_prep.comp's 64 for decode steps).
-#ifndef RMS_WG
-#define RMS_WG WG
-#endif
-shared float rms_red[RMS_WG];
-shared float rms_red_lo[RMS_WG];
+shared float red[WG];
+shared float red_lo[WG];
 
 #include "dfloat.glsl"
 
@@ -33,10 +27,10 @@ float rms_scale(Floats x, uint base, uint n, float eps) {
     // time, each waited for, cost more than the arithmetic). Every invocation still adds its
     // values j = tid, tid + WG, … in that order, and a missing value is an exact no-op (0 added
     // to a two-sum changes neither part), so every includer agrees to the bit as before.
-    for (uint j0 = tid; tid < RMS_WG && j0 < n; j0 += RMS_BATCH * RMS_WG) {
+    for (uint j0 = tid; j0 < n; j0 += RMS_BATCH * WG) {
         float vs[RMS_BATCH];
         [[unroll]] for (uint k = 0u; k < RMS_BATCH; k++) {
-            uint j = j0 + k * RMS_WG;
+            uint j = j0 + k * WG;
             vs[k] = j < n ? x.v[base + j] : 0.0;
         }
         [[unroll]] for (uint k = 0u; k < RMS_BATCH; k++) {
@@ -51,7 +45,7 @@ float rms_scale(Floats x, uint base, uint n, float eps) {
     // Within subgroups first (no barriers), then the subgroup leaders through shared memory.
     uint stride = 1u;
     if (SG == 1u) {
-        uint sgs = min(gl_SubgroupSize, RMS_WG);
+        uint sgs = min(gl_SubgroupSize, WG);
         for (uint st = 1u; st < sgs; st *= 2u) {
             float bh = subgroupShuffleXor(hi, st);
             float bl = subgroupShuffleXor(lo, st);
@@ -66,24 +60,22 @@ float rms_scale(Floats x, uint base, uint n, float eps) {
         }
         stride = sgs;
     }
-    if (tid < RMS_WG) {
-        rms_red[tid] = hi;
-        rms_red_lo[tid] = lo;
-    }
-    for (uint st = stride; st < RMS_WG; st *= 2u) {
+    red[tid] = hi;
+    red_lo[tid] = lo;
+    for (uint st = stride; st < WG; st *= 2u) {
         barrier();
-        if ((tid % (2u * st)) == 0u && tid + st < RMS_WG) {
-            float h2 = rms_red[tid], l2 = rms_red_lo[tid];
-            two_sum_into(h2, l2, rms_red[tid + st], rms_red_lo[tid + st]);
-            rms_red[tid] = h2;
-            rms_red_lo[tid] = l2;
+        if ((tid % (2u * st)) == 0u && tid + st < WG) {
+            float h2 = red[tid], l2 = red_lo[tid];
+            two_sum_into(h2, l2, red[tid + st], red_lo[tid + st]);
+            red[tid] = h2;
+            red_lo[tid] = l2;
         }
     }
     barrier();
     // mean = (hi + lo) / n rounded once, as (f64 sum / n) as f32 is.
     precise float fn = float(n);
-    precise float q = rms_red[0] / fn;
-    precise float r = fma(-q, fn, rms_red[0]) + rms_red_lo[0];
+    precise float q = red[0] / fn;
+    precise float r = fma(-q, fn, red[0]) + red_lo[0];
     precise float mean = q + r / fn;
     precise float scale = 1.0 / sqrt(mean + eps);
     return scale;

@@ -402,34 +402,9 @@ pub struct VulkanBackend {
     /// `Backend::ablation`); `ablating` says whether to look.
     ablating: AtomicBool,
     ablation: Mutex<Ablation>,
-    /// A decode step's qk_prep.comp not yet recorded (`qk_norm_rope_store`): the attention that
-    /// follows runs it inside attn_dec.comp (`PREP`), anything else records it first.
-    pending_prep: Mutex<Option<Arc<QkPrep>>>,
-    /// Queries and keys (by buffer address) whose prep ran inside the attention: their
-    /// buffers still hold the projections' values, normalized and rotated when read (`settle`).
-    preps: Mutex<HashMap<u64, Arc<QkPrep>>>,
     rec: Arc<Mutex<Recorder>>,
     pool: Arc<Pool>,
     stats: Arc<Stats>,
-}
-
-/// qk_prep.comp's work for one decode step, deferred (`VulkanBackend::pending_prep`).
-struct QkPrep {
-    /// Addresses: q, k, v, the norms' weights (0: none), the layer's K and V caches.
-    q: u64,
-    k: u64,
-    v: u64,
-    norms: [u64; 2],
-    cache: [u64; 2],
-    positions: Vec<u32>,
-    /// nq, nk, head_dim, n_rot, neox, rows, flags (bit 0 q norm, bit 1 k norm).
-    dims: [u32; 7],
-    /// freq_base, freq_scale, eps.
-    floats: [f32; 3],
-    /// qk_prep.comp's workgroup (its norms' sums).
-    wg: u32,
-    /// attn_dec.comp's PrepParams, uploaded for this step.
-    params: u64,
 }
 
 /// The workgroup size of prompts' RMSNorms over groups of `group` values: about eight values an
@@ -569,10 +544,7 @@ impl VulkanBackend {
             pool: Arc::new(Pool {
                 ctx: ctx.clone(),
                 free: Mutex::new(HashMap::new()),
-                pinned: Mutex::new((Vec::new(), Vec::new())),
             }),
-            pending_prep: Mutex::new(None),
-            preps: Mutex::new(HashMap::new()),
             ctx,
             stats: Arc::new(Stats::default()),
         };
@@ -640,11 +612,6 @@ impl VulkanBackend {
             .pool
             .take((rows * cols * 4) as u64)
             .unwrap_or_else(|e| fatal(e));
-        // A reused buffer: a prep noted for its earlier tensor is not this one's.
-        self.preps
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&buf.address);
         VkTensor {
             buf: Some(buf),
             pool: self.pool.clone(),
@@ -875,8 +842,6 @@ impl VulkanBackend {
     /// normed rows; nothing where `x` is not deferred. A quantization cached from its `z`
     /// keeps its scale and stays right for the mat-vecs that apply it.
     fn settle(&self, x: &VkTensor) {
-        self.flush_prep();
-        self.settle_prep(x.key());
         let Some(n) = x.deferred.lock().unwrap_or_else(|e| e.into_inner()).take() else {
             return;
         };
@@ -888,71 +853,6 @@ impl VulkanBackend {
             .u32(x.rows as u32)
             .f32(n.eps);
         self.run("rscale", 256, fold(x.rows * x.cols.div_ceil(1024)), push);
-    }
-
-    /// Records the deferred qk_prep.comp, if any (its attention did not take it).
-    fn flush_prep(&self) {
-        let p = self
-            .pending_prep
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some(p) = p {
-            self.record_prep(&p, true);
-            self.pool.unpin();
-        }
-    }
-
-    /// Where `key` is a query or key buffer whose prep ran inside an attention: it normalized
-    /// and rotated in place now (qk_prep.comp without the cache).
-    fn settle_prep(&self, key: u64) {
-        let p = {
-            let mut m = self.preps.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(p) = m.remove(&key) else {
-                return;
-            };
-            m.remove(&p.q);
-            m.remove(&p.k);
-            p
-        };
-        self.record_prep(&p, false);
-    }
-
-    /// An attention that does not run its deferred prep: it recorded now, before it (and
-    /// the buffers it reads free again).
-    fn prep_unfused(&self, p: Option<Arc<QkPrep>>) {
-        if let Some(p) = p {
-            self.record_prep(&p, true);
-            self.pool.unpin();
-        }
-    }
-
-    /// qk_prep.comp for `p`: all of it (`full`), or the queries and keys in place only.
-    fn record_prep(&self, p: &QkPrep, full: bool) {
-        let pos = self.upload(&u32s(&p.positions));
-        let [nq, nk, head_dim, n_rot, neox, rows, flags] = p.dims;
-        let push = Push::new()
-            .addr(p.q)
-            .addr(p.k)
-            .addr(p.v)
-            .addr(p.norms[0])
-            .addr(p.norms[1])
-            .addr(p.cache[0])
-            .addr(p.cache[1])
-            .addr(pos)
-            .u32(nq)
-            .u32(nk)
-            .u32(head_dim)
-            .u32(n_rot)
-            .u32(neox)
-            .f32(p.floats[0])
-            .f32(p.floats[1])
-            .f32(p.floats[2])
-            .u32(rows)
-            .u32(if full { flags } else { flags | 4 });
-        let spec = [p.wg, self.tune.shuffle as u32, 0];
-        let heads = if full { nq + 2 * nk } else { nq + nk };
-        self.run_spec("qk_prep", spec, fold((rows * heads) as usize), push);
     }
 
     /// Whether the last command quantized `x` (so the quantization is current).
@@ -2101,52 +2001,6 @@ impl Backend for VulkanBackend {
             .u32(flags);
         // rms_norm.comp's workgroup: the same sums.
         let spec = [self.norm_wg(head_dim, q.rows), self.tune.shuffle as u32, 0];
-        if self.tune.fuse_qk && q.rows == 1 && self.tune.shuffle && spec[0] <= 128 {
-            // A decode step: the attention that follows does this (attn_dec.comp's PREP).
-            let norms = [
-                norms.0.map_or(0, |w| w.buf.address),
-                norms.1.map_or(0, |w| w.buf.address),
-            ];
-            let neox = (rope.style == RopeStyle::Neox) as u32;
-            let params: Vec<u8> = [norms[0], norms[1], k.addr(), v.addr()]
-                .iter()
-                .flat_map(|a| a.to_le_bytes())
-                .chain(
-                    [rope.n_rot as u32, neox]
-                        .iter()
-                        .flat_map(|v| v.to_le_bytes()),
-                )
-                .chain(
-                    [rope.freq_base, rope.freq_scale, eps]
-                        .iter()
-                        .flat_map(|v| v.to_le_bytes()),
-                )
-                .chain(flags.to_le_bytes())
-                .collect();
-            let prep = QkPrep {
-                q: q.key(),
-                k: k.key(),
-                v: v.key(),
-                norms,
-                cache: [cache.k[layer].address, cache.v[layer].address],
-                positions: positions.to_vec(),
-                dims: [
-                    nq as u32,
-                    nk as u32,
-                    head_dim as u32,
-                    rope.n_rot as u32,
-                    neox,
-                    q.rows as u32,
-                    flags,
-                ],
-                floats: [rope.freq_base, rope.freq_scale, eps],
-                wg: spec[0],
-                params: self.upload(&params),
-            };
-            self.pool.pin(&[prep.q, prep.k, prep.v]);
-            *self.pending_prep.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(prep));
-            return Ok(());
-        }
         self.run_spec("qk_prep", spec, fold(q.rows * (nq + 2 * nk)), push);
         Ok(())
     }
@@ -2159,22 +2013,7 @@ impl Backend for VulkanBackend {
         positions: &[u32],
         p: &AttnParams,
     ) -> VkTensor {
-        // This step's deferred qk_prep.comp, where it prepares these queries for this layer:
-        // attn_dec.comp runs it (below), or it is recorded before anything reads the cache.
-        let mut prep = {
-            let mut pending = self.pending_prep.lock().unwrap_or_else(|e| e.into_inner());
-            let ours = pending
-                .as_ref()
-                .is_some_and(|r| r.q == q.key() && r.cache[0] == cache.k[layer].address);
-            if ours {
-                pending.take()
-            } else {
-                None
-            }
-        };
-        if prep.is_none() {
-            self.settle(q);
-        }
+        self.settle(q);
         let out = self.new_tensor(q.rows, p.n_head * p.head_dim);
         let pos = self.upload(&u32s(positions));
         let max_pos = positions.iter().copied().max().unwrap_or(0) as usize;
@@ -2239,12 +2078,8 @@ impl Backend for VulkanBackend {
                     .as_ref()
                     .filter(|_| merge || direct)
                     .map_or((0, 0, 0), |(m, qb, sb)| (*m, qb.addr(), sb.addr()));
-                // The deferred prep inside (its norms summed by its workgroup's first
-                // invocations, so this workgroup must hold as many).
-                let fused = prep.take_if(|r| r.wg <= wg && r.dims[2] as usize == p.head_dim);
-                self.prep_unfused(prep.take());
                 let pc = Push::new()
-                    .addr(q.key())
+                    .addr(q.addr())
                     .addr(cache.k[layer].address)
                     .addr(cache.v[layer].address)
                     .addr(out.addr())
@@ -2253,7 +2088,6 @@ impl Backend for VulkanBackend {
                     .addr(qa)
                     .addr(sa)
                     .addr(self.attn_count.address)
-                    .addr(fused.as_ref().map_or(0, |r| r.params))
                     .u32(p.n_head as u32)
                     .u32(p.n_head_kv as u32)
                     .u32(p.head_dim as u32)
@@ -2266,29 +2100,16 @@ impl Backend for VulkanBackend {
                     .u32(mode)
                     .u32((p.n_head / p.n_head_kv) as u32)
                     .u32(direct as u32);
-                let form = match &fused {
-                    Some(r) => merge as u32 | 2 | r.wg.trailing_zeros() << 4,
-                    None => merge as u32,
-                };
                 let g = [workgroups as u32, 1, nsplit as u32];
                 let spec = [
                     p.head_dim as u32,
                     heads as u32,
                     lpk as u32,
-                    form,
+                    merge as u32,
                     wg,
                     self.tune.attn_ahead,
                 ];
                 self.run_ordered("attn_dec", spec, g, pc, None, false);
-                if let Some(r) = fused {
-                    // q and k keep the projections' values: whoever reads them next gets them
-                    // normalized and rotated (`settle`).
-                    let mut m = self.preps.lock().unwrap_or_else(|e| e.into_inner());
-                    m.insert(r.q, r.clone());
-                    m.insert(r.k, r);
-                    drop(m);
-                    self.pool.unpin();
-                }
                 match part {
                     Some(part) if !merge => self.attn_combine(&part, &out, p, nsplit),
                     _ => {
@@ -2299,7 +2120,6 @@ impl Backend for VulkanBackend {
                 }
                 return out;
             }
-            self.prep_unfused(prep.take());
             let nsplit = keys.div_ceil(split_len);
             let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
             let push = push(Some(part.addr()));
@@ -2307,12 +2127,10 @@ impl Backend for VulkanBackend {
             self.attn_combine(&part, &out, p, nsplit);
         } else if let Some(name) = self.attn_cm_variant(q.rows, p.head_dim) {
             // Prompts on cooperative matrices: 64 rows of a head a workgroup.
-            self.prep_unfused(prep.take());
             let g = [p.n_head as u32, q.rows.div_ceil(64) as u32, 1];
             self.run(name, 128, g, push(None));
         } else {
             // 64 rows or more: four rows a workgroup (attention.comp's prompt path).
-            self.prep_unfused(prep.take());
             let ry = if q.rows < 64 {
                 q.rows
             } else {

@@ -93,9 +93,6 @@ pub struct ModelArgs {
     /// comparisons).
     #[arg(long, hide = true)]
     pub vk_fuse_norm: Option<bool>,
-    /// Vulkan decode: the q/k norms, RoPE and KV store inside the attention (kernel checks).
-    #[arg(long, hide = true)]
-    pub vk_fuse_qk: Option<bool>,
     /// Vulkan MoE decode: the router's mat-vec also routes (kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_router_routes: Option<bool>,
@@ -209,9 +206,6 @@ pub struct ModelArgsLite {
     /// Vulkan decode: the next RMSNorm computed by the residual add's mat-vec (kernel checks).
     #[arg(long, hide = true)]
     pub vk_fuse_norm: Option<bool>,
-    /// Vulkan decode: the q/k norms, RoPE and KV store inside the attention (kernel checks).
-    #[arg(long, hide = true)]
-    pub vk_fuse_qk: Option<bool>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -255,7 +249,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_norm_wg: None,
         vk_moe_fused_down: None,
         vk_fuse_norm: a.vk_fuse_norm,
-        vk_fuse_qk: a.vk_fuse_qk,
         vk_router_routes: None,
         vk_route_rank: None,
         vk_chunks: None,
@@ -333,7 +326,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         decode_norm_wg: args.vk_norm_wg,
         moe_fused_down: args.vk_moe_fused_down,
         fuse_norm: args.vk_fuse_norm,
-        fuse_qk: args.vk_fuse_qk,
         router_routes: args.vk_router_routes,
         route_rank: args.vk_route_rank,
         submit_chunks: args.vk_chunks,

@@ -120,10 +120,6 @@ pub struct VulkanOptions {
     /// 247.3 / 244.5 tok/s with it against 250.4 / 247.8 / 250.7 without (in an earlier call
     /// +0.3% and +1.5%).
     pub fuse_norm: Option<bool>,
-    /// Decode steps: the queries' and keys' norms, RoPE and the KV cache store run inside the
-    /// attention's dispatch (attn_dec.comp's PREP) instead of qk_prep.comp before it, one
-    /// dependent dispatch a layer fewer. `None`: on.
-    pub fuse_qk: Option<bool>,
     /// MoE decode steps: the router's mat-vec also routes (matvec.comp's ROUTE: its last
     /// workgroup of each token ranks the experts as moe_route.comp does), one dispatch instead
     /// of two. `None`: on.
@@ -192,8 +188,6 @@ pub(super) struct Tuning {
     pub(super) moe_fused_down: bool,
     /// See [`VulkanOptions::fuse_norm`].
     pub(super) fuse_norm: bool,
-    /// See [`VulkanOptions::fuse_qk`].
-    pub(super) fuse_qk: bool,
     /// See [`VulkanOptions::router_routes`].
     pub(super) router_routes: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -470,7 +464,6 @@ impl Tuning {
             moe_spec,
             moe_fused_down: opts.moe_fused_down.unwrap_or(true),
             fuse_norm: opts.fuse_norm.unwrap_or(false),
-            fuse_qk: opts.fuse_qk.unwrap_or(true),
             router_routes: opts.router_routes.unwrap_or(true),
             route_rank: opts.route_rank.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),

@@ -680,9 +680,6 @@ impl Drop for Recorder {
 pub(super) struct Pool {
     pub(super) ctx: Arc<Context>,
     pub(super) free: Mutex<HashMap<u64, Vec<Buffer>>>,
-    /// Addresses a deferred command still reads (`pin`), and those of their buffers already
-    /// put back: they return to `free` at `unpin`.
-    pub(super) pinned: Mutex<(Vec<u64>, Vec<Buffer>)>,
 }
 
 impl Pool {
@@ -707,31 +704,7 @@ impl Pool {
         self.ctx.buffer(c, Memory::Device)
     }
 
-    /// Buffers at `addrs` are not handed out again until `unpin`, even if put back.
-    pub(super) fn pin(&self, addrs: &[u64]) {
-        let mut p = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
-        p.0.extend_from_slice(addrs);
-    }
-
-    pub(super) fn unpin(&self) {
-        let held = {
-            let mut p = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
-            p.0.clear();
-            std::mem::take(&mut p.1)
-        };
-        for b in held {
-            self.put(b);
-        }
-    }
-
     pub(super) fn put(&self, b: Buffer) {
-        {
-            let mut p = self.pinned.lock().unwrap_or_else(|e| e.into_inner());
-            if p.0.contains(&b.address) {
-                p.1.push(b);
-                return;
-            }
-        }
         let c = b.size;
         self.free
             .lock()
