@@ -45,7 +45,8 @@ def run_zinc(a):
         for r in rep["results"]:
             t = label(r["test"][:2], r["n_prompt"] or r["n_gen"], a.depth)
             out[t] = r["avg_ts"]
-            shares[t] = {k: r[k] for k in ("host_wait_share", "device_span_share", "idle_us_per_token") if k in r}
+            keys = ("host_wait_share", "device_span_share", "idle_us_per_token", "stages_per_step")
+            shares[t] = {k: r[k] for k in keys if k in r}
     return out, size, shares
 
 
@@ -193,6 +194,8 @@ def main():
                 parts.append(f"device spanned steps {100 * sh['device_span_share']:.0f}%")
             if "idle_us_per_token" in sh:
                 parts.append(f"{sh['idle_us_per_token']:.1f} µs idle between tokens")
+            if "stages_per_step" in sh:
+                parts.append(f"{sh['stages_per_step']:.0f} dependent stages a step")
             print(f"ZINC {t}: " + ", ".join(parts))
     series = [("ZINC", zinc), ("llama.cpp (this run)", llama)] + anchors
     svg(os.path.join(a.out, "bench.svg"), tests, series)

@@ -23,7 +23,7 @@ echo "selftest rc=$? $(tail -1 $OUT/selftest.md)"; grep FAIL $OUT/selftest.md | 
 wait
 tps() {
   local b=$1; shift
-  echo "== $b $*: $(timeout 90 $b bench --backend vulkan "$@" 2>&1 | grep -E '^\| qwen|host waited|spanned' \
+  echo "== $b $*: $(timeout 90 $b bench --backend vulkan "$@" 2>&1 | grep -E '^\| qwen|host waited|spanned|stages' \
     | tr '\n' ' ' | sed 's/zinc bench://g' | awk -F'|' '{print $1 $(NF-1) $NF}')"
 }
 L="--vk-skip barrier"

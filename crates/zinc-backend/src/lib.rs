@@ -351,6 +351,14 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// How many times, in all, the device has had to finish everything recorded before it
+    /// could start what followed (a barrier between dependent commands), since the backend
+    /// was created; `None` where the backend does not tell. Per token it counts a step's
+    /// dependent stages, each of which costs the device a drain and a ramp-up.
+    fn dependent_stages(&self) -> Option<u64> {
+        None
+    }
+
     /// Ablation, for measuring what each kernel costs (`zinc bench --ablate`): the kernels
     /// dispatched since the last call with `Some`, by name, with their counts; and with
     /// `Some(names)`, from now on those kernels are left out of every recording (the results

@@ -1570,6 +1570,10 @@ impl Backend for VulkanBackend {
         Some(self.rec().waited)
     }
 
+    fn dependent_stages(&self) -> Option<u64> {
+        Some(self.rec().barriers)
+    }
+
     fn device_busy(&self) -> Option<std::time::Duration> {
         // The clock starts with the first question (steps nobody times write no timestamps).
         self.rec().steps.as_mut().map(|c| {

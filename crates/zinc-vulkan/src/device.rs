@@ -40,7 +40,8 @@ pub struct DeviceInfo {
     pub max_push_constants: u32,
     /// Shared memory one workgroup may declare (bytes).
     pub max_shared_memory: u32,
-    /// Invocations one workgroup may have (`maxComputeWorkGroupInvocations`, at least 128).
+    /// Invocations one workgroup may have along x, where every ZINC workgroup lies: the smaller
+    /// of `maxComputeWorkGroupInvocations` and `maxComputeWorkGroupSize[0]` (both at least 128).
     pub max_workgroup: u32,
     /// Nanoseconds per GPU timestamp tick.
     pub timestamp_period: f32,
@@ -303,7 +304,10 @@ impl Instance {
                 max_allocation: maint3.max_memory_allocation_size,
                 max_push_constants: props.limits.max_push_constants_size,
                 max_shared_memory: props.limits.max_compute_shared_memory_size,
-                max_workgroup: props.limits.max_compute_work_group_invocations,
+                max_workgroup: props
+                    .limits
+                    .max_compute_work_group_invocations
+                    .min(props.limits.max_compute_work_group_size[0]),
                 timestamp_period: props.limits.timestamp_period,
             })
         }

@@ -59,6 +59,10 @@ struct TestResult {
     device_span_share: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     idle_us_per_token: Option<f64>,
+    /// Dependent stages (barriers) a generated token or a prompt run took, where the backend
+    /// tells (`Backend::dependent_stages`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stages_per_step: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -118,6 +122,8 @@ struct Measured {
     timed_secs: f64,
     /// The device's time on the repetitions' steps (`Backend::device_busy`), where it tells.
     timed_busy: Option<f64>,
+    /// Dependent stages over the repetitions (`Backend::dependent_stages`), where it tells.
+    timed_stages: Option<u64>,
 }
 
 impl Test<'_> {
@@ -151,6 +157,7 @@ impl Test<'_> {
             timed_wait: 0.0,
             timed_secs: 0.0,
             timed_busy: None,
+            timed_stages: None,
         };
         // Warm-ups (rep 0) repeat until they have run for a second and the last was no more
         // than 5% faster than the one before (at most WARMUPS times): after one short warm-up,
@@ -171,6 +178,7 @@ impl Test<'_> {
             let toks = random(n);
             let waited0 = engine.backend.host_waited();
             let busy0 = engine.backend.device_busy();
+            let stages0 = engine.backend.dependent_stages();
             let t0 = Instant::now();
             self.run(&mut session, &toks)?;
             let secs = t0.elapsed().as_secs_f64();
@@ -182,6 +190,9 @@ impl Test<'_> {
                     m.timed_secs += secs;
                     if let (Some(a), Some(b)) = (busy0, engine.backend.device_busy()) {
                         *m.timed_busy.get_or_insert(0.0) += (b - a).as_secs_f64();
+                    }
+                    if let (Some(a), Some(b)) = (stages0, engine.backend.dependent_stages()) {
+                        *m.timed_stages.get_or_insert(0) += b - a;
                     }
                 }
             }
@@ -313,6 +324,17 @@ fn bench_with<B: Backend>(
             .timed_busy
             .filter(|_| timed && kind == "tg")
             .map(|b| 1e6 * (m.timed_secs - b).max(0.0) / (m.samples.len() * n).max(1) as f64);
+        // A generated token's stages (a prompt run's, for prompts), and the step time each
+        // stands for.
+        let steps = (m.samples.len() * if kind == "tg" { n } else { 1 }).max(1) as f64;
+        let stages_per_step = m.timed_stages.filter(|_| timed).map(|s| s as f64 / steps);
+        if let Some(s) = stages_per_step.filter(|&s| s > 0.0) {
+            let per = if kind == "tg" { "a token" } else { "a prompt" };
+            eprintln!(
+                "zinc bench: {kind}{n}: {s:.0} dependent stages {per}, {:.1} µs of the step each",
+                1e6 * m.timed_secs / steps / s
+            );
+        }
         if let Some(w) = host_wait_share {
             let span = device_span_share.map_or(String::new(), |d| {
                 let idle = idle_us_per_token.map_or(String::new(), |u| {
@@ -347,6 +369,7 @@ fn bench_with<B: Backend>(
             host_wait_share,
             device_span_share,
             idle_us_per_token,
+            stages_per_step,
         });
     }
     let n_params: u64 = file.tensors().map(|t| t.info.n_elements).sum();

@@ -209,8 +209,19 @@ fn bench_json_reports_where_the_time_went() {
         "a prompt has no tokens between steps: {doc}"
     );
     assert!(idle(&results[1]).is_some_and(|u| u >= 0.0), "{doc}");
+    // Dependent stages: a decode step of this 2-layer model has at least a norm, the
+    // projections, the attention, the out-projection, a norm, the FFN's two stages and the
+    // output head; the count is the same for every token (a whole number a token).
+    let stages = |r: &serde_json::Value| r["stages_per_step"].as_f64();
+    let tg = stages(&results[1]).unwrap_or_else(|| panic!("no stages in {doc}"));
+    assert!(
+        tg >= 2.0 * 7.0 && tg.fract() == 0.0,
+        "{tg} stages a token: {doc}"
+    );
+    assert!(stages(&results[0]).is_some_and(|p| p >= tg), "{doc}");
     let doc = bench("cpu");
     for r in doc["results"].as_array().expect("results") {
         assert!(r.get("device_span_share").is_none(), "{r}");
+        assert!(r.get("stages_per_step").is_none(), "{r}");
     }
 }

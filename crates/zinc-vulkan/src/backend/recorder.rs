@@ -51,6 +51,8 @@ pub(super) struct Recorder {
     pub(super) since: vk::PipelineStageFlags,
     /// Host time blocked on fences, in all (`Backend::host_waited`).
     pub(super) waited: std::time::Duration,
+    /// Barriers recorded between dependent commands, in all (`Backend::dependent_stages`).
+    pub(super) barriers: u64,
     /// The pipeline bound in the open command buffer (null: none yet): binding it again is
     /// skipped.
     bound: vk::Pipeline,
@@ -232,6 +234,7 @@ impl Recorder {
                 written: Some(Vec::new()),
                 since: vk::PipelineStageFlags::empty(),
                 waited: std::time::Duration::ZERO,
+                barriers: 0,
                 bound: vk::Pipeline::null(),
                 loose: BarrierAblation::Full,
                 keep_next: false,
@@ -311,6 +314,7 @@ impl Recorder {
         };
         if !self.since.is_empty() && !free {
             self.barrier(self.since, stage);
+            self.barriers += 1;
             self.written = Some(Vec::new());
             self.since = vk::PipelineStageFlags::empty();
         }
