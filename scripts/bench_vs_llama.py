@@ -195,7 +195,8 @@ def main():
             if "idle_us_per_token" in sh:
                 parts.append(f"{sh['idle_us_per_token']:.1f} µs idle between tokens")
             if "stages_per_step" in sh:
-                parts.append(f"{sh['stages_per_step']:.0f} dependent stages a step")
+                per = "a prompt" if t.startswith("pp") else "a token"
+                parts.append(f"{sh['stages_per_step']:.0f} dependent stages {per}")
             print(f"ZINC {t}: " + ", ".join(parts))
     series = [("ZINC", zinc), ("llama.cpp (this run)", llama)] + anchors
     svg(os.path.join(a.out, "bench.svg"), tests, series)

@@ -18,12 +18,13 @@ done
 wait
 tps() {
   local b=$1; shift
-  echo "== $*: $(timeout 90 $b bench --backend vulkan "$@" 2>&1 | grep -E '^\| qwen|host waited|spanned' \
+  echo "== $*: $(timeout 90 $b bench --backend vulkan "$@" 2>&1 | grep -E '^\| qwen|host waited|spanned|stages' \
     | tr '\n' ' ' | sed 's/zinc bench://g' | awk -F'|' '{print $1 $(NF-1) $NF}')"
 }
 M="-m /tmp/q8b.gguf -p 0 -n 128 -r 2"
-for i in 1 2; do for m in none barrier-exec barrier-read barrier; do tps $Z $M --vk-skip $m; done; done
+B="--vk-skip barrier"
+for i in 1 2; do tps $Z $M; tps $Z $M $B-exec; tps $Z $M $B-read; tps $Z $M $B; done
 M="-m /tmp/q8b.gguf -p 0 -n 64 -r 1 -d 4096"
-for m in none barrier-exec barrier-read; do tps $Z $M --vk-skip $m; done
+tps $Z $M; tps $Z $M $B-exec; tps $Z $M $B-read
 M="-m /tmp/moe.gguf -p 0 -n 128 -r 2"
-for m in none barrier-exec barrier-read; do tps $Z $M --vk-skip $m; done
+tps $Z $M; tps $Z $M $B-exec; tps $Z $M $B-read

@@ -895,8 +895,9 @@ pub fn run<B: Backend>(
             scale: 0.3,
             window: None,
         };
-        // The attention of the stored rows reads back every key and value written (the fused
-        // form's first, as a model records it).
+        // The attention of the stored rows reads back every key and value written (the one
+        // step's first, right after it, as a model records it and as a backend that fuses the
+        // two would need).
         let a2 = b.read(&b.attention(&q2, &c2, 0, &positions, &ap));
         let a1 = b.read(&b.attention(&q1, &c1, 0, &positions, &ap));
         // And the cache it left: what a later step's attention reads.

@@ -351,10 +351,11 @@ pub trait Backend: Send + Sync {
         None
     }
 
-    /// How many times, in all, the device has had to finish everything recorded before it
-    /// could start what followed (a barrier between dependent commands), since the backend
-    /// was created; `None` where the backend does not tell. Per token it counts a step's
-    /// dependent stages, each of which costs the device a drain and a ramp-up.
+    /// The barriers the backend has recorded, in all, since it was created: each makes the
+    /// device finish everything before it first. A step's first command takes one too (after
+    /// the step before), so per token the count is the step's dependent stages — commands
+    /// that wait for all before them, each a drain and a ramp-up where the device was busy.
+    /// `None` where the backend does not tell.
     fn dependent_stages(&self) -> Option<u64> {
         None
     }

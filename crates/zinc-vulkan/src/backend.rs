@@ -518,7 +518,12 @@ impl VulkanBackend {
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let mut rec = Recorder::new(&ctx, opts.profile, t.chunks)?;
-        rec.loose = BarrierAblation::of(&opts.skip_kernels);
+        // Barrier modes (timing) apart from the kernels an ablation leaves out.
+        rec.loose = BarrierAblation::of(&opts.skip_kernels)?;
+        let skip: Vec<String> = (opts.skip_kernels.iter())
+            .filter(|n| !BarrierAblation::names_one(n))
+            .cloned()
+            .collect();
         let attn_count = ctx.buffer(4 * ATTN_COUNTERS as u64, Memory::Device)?;
         rec.fill_zero(attn_count.buffer, attn_count.size)?;
         let fuse_count = ctx.buffer(4 * (FUSE_COUNTERS + ROUTE_COUNTERS) as u64, Memory::Device)?;
@@ -535,9 +540,9 @@ impl VulkanBackend {
             fuse_count,
             profiling: opts.profile,
             tune: t,
-            ablating: (!opts.skip_kernels.is_empty()).into(),
+            ablating: (!skip.is_empty()).into(),
             ablation: Mutex::new(Ablation {
-                skip: opts.skip_kernels.clone(),
+                skip,
                 counts: HashMap::new(),
             }),
             rec: Arc::new(Mutex::new(rec)),
@@ -1591,7 +1596,6 @@ impl Backend for VulkanBackend {
             let allowed = |n: &&String| !NEVER_SKIPPED.contains(&n.as_str());
             a.skip = names.iter().filter(allowed).cloned().collect();
             a.counts.clear();
-            self.rec().loose = BarrierAblation::of(&a.skip);
             self.ablating.store(true, Relaxed);
         }
         Some(counts)

@@ -145,7 +145,10 @@ pub struct VulkanOptions {
     pub profile: bool,
     /// Kernels left out of every recording, by name as profiles print them (`attn_dec`, or
     /// one shape: `matvec_dec_Q4_K 12288×4096`): what a run loses in speed without them is
-    /// what they cost, barriers included. **The results are wrong**; for timing only.
+    /// what they cost, barriers included. Or one barrier mode: `barrier` (compute-to-compute
+    /// barriers left out, but the one after an MoE router), `barrier-exec` (execution
+    /// dependencies without memory barriers), `barrier-read` (writes made visible to reads
+    /// only). **The results are wrong** (or may be); for timing only.
     pub skip_kernels: Vec<String>,
 }
 

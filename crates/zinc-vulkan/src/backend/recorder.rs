@@ -78,18 +78,39 @@ pub(super) enum BarrierAblation {
 }
 
 impl BarrierAblation {
-    /// The mode an ablation's names ask for.
-    pub(super) fn of(names: &[String]) -> Self {
-        let has = |n: &str| names.iter().any(|k| k == n);
-        if has("barrier") {
-            Self::None
-        } else if has("barrier-exec") {
-            Self::Exec
-        } else if has("barrier-read") {
-            Self::Read
-        } else {
-            Self::Full
+    /// The names of the modes (`--vk-skip`), each with its mode.
+    const NAMES: [(&'static str, BarrierAblation); 3] = [
+        ("barrier", Self::None),
+        ("barrier-exec", Self::Exec),
+        ("barrier-read", Self::Read),
+    ];
+
+    /// Whether an ablation name asks for a barrier mode (rather than a kernel to leave out).
+    pub(super) fn names_one(name: &str) -> bool {
+        name.starts_with("barrier")
+    }
+
+    /// The mode an ablation's names ask for: at most one, and one of `NAMES`.
+    pub(super) fn of(names: &[String]) -> Result<Self, VulkanError> {
+        let mut modes = names.iter().filter(|n| Self::names_one(n));
+        let Some(name) = modes.next() else {
+            return Ok(Self::Full);
+        };
+        let bad = || {
+            let known: Vec<&str> = Self::NAMES.iter().map(|(n, _)| *n).collect();
+            VulkanError::BadOption(format!(
+                "barrier ablation {names:?}: one of {}",
+                known.join(", ")
+            ))
+        };
+        if modes.next().is_some() {
+            return Err(bad());
         }
+        Self::NAMES
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|&(_, m)| m)
+            .ok_or_else(bad)
     }
 }
 
@@ -327,7 +348,7 @@ impl Recorder {
 
     /// The writes of the commands since the last barrier (in stages `src`) are visible to the
     /// next command (in stage `dst`) and every later one: a compute-to-compute barrier names
-    /// only the compute stage.
+    /// only the compute stage. (Timing ablations, `loose`, reduce compute-to-compute ones.)
     pub(super) fn barrier(&self, src: vk::PipelineStageFlags, dst: vk::PipelineStageFlags) {
         let access = |st: vk::PipelineStageFlags, shader, transfer| {
             let mut a = vk::AccessFlags::empty();
@@ -339,8 +360,10 @@ impl Recorder {
             }
             a
         };
+        let compute_only = src == vk::PipelineStageFlags::COMPUTE_SHADER
+            && dst == vk::PipelineStageFlags::COMPUTE_SHADER;
         let shader_dst = match self.loose {
-            BarrierAblation::Read => vk::AccessFlags::SHADER_READ,
+            BarrierAblation::Read if compute_only => vk::AccessFlags::SHADER_READ,
             _ => vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
         };
         let mb = vk::MemoryBarrier::default()
@@ -354,8 +377,6 @@ impl Recorder {
                 shader_dst,
                 vk::AccessFlags::TRANSFER_READ | vk::AccessFlags::TRANSFER_WRITE,
             ));
-        let compute_only = src == vk::PipelineStageFlags::COMPUTE_SHADER
-            && dst == vk::PipelineStageFlags::COMPUTE_SHADER;
         let mbs: &[vk::MemoryBarrier] = if compute_only && self.loose == BarrierAblation::Exec {
             &[]
         } else {
@@ -395,7 +416,9 @@ impl Recorder {
             self.since = compute;
             self.written = None;
         } else {
-            self.order(writes, concurrent, compute);
+            // After a router (`keep_next`) the barrier is recorded even for a command that
+            // could run beside it.
+            self.order(writes, concurrent && !self.keep_next, compute);
         }
         self.keep_next = none && super::NEVER_SKIPPED.contains(&name);
         let d = &self.ctx.device;
