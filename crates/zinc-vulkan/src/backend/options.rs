@@ -742,4 +742,25 @@ mod tests {
             [2, 1, 64, 4]
         );
     }
+
+    #[test]
+    fn barrier_modes_are_named_once_and_exactly() {
+        use super::super::recorder::BarrierAblation;
+        let of = |names: &[&str]| {
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            BarrierAblation::of(&names)
+        };
+        assert_eq!(of(&[]).unwrap(), BarrierAblation::Full);
+        assert_eq!(of(&["attn_dec"]).unwrap(), BarrierAblation::Full);
+        assert_eq!(of(&["barrier"]).unwrap(), BarrierAblation::None);
+        assert_eq!(
+            of(&["attn_dec", "barrier-exec"]).unwrap(),
+            BarrierAblation::Exec
+        );
+        assert_eq!(of(&["barrier-read"]).unwrap(), BarrierAblation::Read);
+        for bad in [&["barrier-bogus"][..], &["barrier", "barrier-read"]] {
+            let e = of(bad).unwrap_err().to_string();
+            assert!(e.contains("barrier-exec"), "{e}");
+        }
+    }
 }
