@@ -5,22 +5,14 @@
 # visible to reads only), with `zinc selftest` under each reduced mode to see whether its
 # results stay right on this driver. Qwen3-8B (empty context, after 4,096 tokens) and
 # Qwen3-30B-A3B, tg128 alternating. About 5 minutes. Needs $OUT, ZINC and the loader debs in .gl/
-# (see h200_first_call.sh).
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig >/dev/null 2>&1
-[ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-Z=${ZINC:-.dev/zinc}
-$Z synth --preset qwen3-8b -o /tmp/q8b.gguf > /dev/null 2>&1 &
-$Z synth --preset qwen3-30b-a3b -o /tmp/moe.gguf > /dev/null 2>&1 &
+# (see common.sh).
+. scripts/device/common.sh
+synth
 for m in barrier-exec barrier-read; do
   timeout 100 $Z selftest --backend vulkan --vk-skip $m > $OUT/selftest-$m.md 2>&1
   echo "selftest [$m] rc=$? $(tail -1 $OUT/selftest-$m.md)"; grep FAIL $OUT/selftest-$m.md | head -3
 done
 wait
-tps() {
-  local b=$1; shift
-  echo "== $*: $(timeout 90 $b bench --backend vulkan "$@" 2>&1 | grep -E '^\| qwen|host waited|spanned|stages' \
-    | tr '\n' ' ' | sed 's/zinc bench://g' | awk -F'|' '{print $1 $(NF-1) $NF}')"
-}
 M="-m /tmp/q8b.gguf -p 0 -n 128 -r 2"
 B="--vk-skip barrier"
 for i in 1 2; do tps $Z $M; tps $Z $M $B-exec; tps $Z $M $B-read; tps $Z $M $B; done

@@ -7,23 +7,13 @@
 # with ZINC. Then what each kernel costs on the MoE (`zinc bench --ablate`) and the per-kernel
 # GPU timestamps of both (`--profile`). Session 12 ran an earlier form (ZINC_OLD at ff3caa6 and
 # the barrier-free runs; docs/BENCHMARKS.md). About 6 minutes of device time. Needs $OUT, ZINC
-# and the Vulkan loader debs in .gl/: libvulkan1 and the libglvnd packages the NVIDIA driver's
-# ICD loads through (libglvnd0 libegl1 libgl1 libglx0 libgles2 libopengl0; with libvulkan1
-# alone no device is found).
-for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig >/dev/null 2>&1
-[ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-Z=${ZINC:-.dev/zinc}
+# and the Vulkan loader debs in .gl/ (see common.sh).
+. scripts/device/common.sh
 O=${ZINC_OLD:-}
-$Z synth --preset qwen3-8b -o /tmp/q8b.gguf > /dev/null 2>&1 &
-$Z synth --preset qwen3-30b-a3b -o /tmp/moe.gguf > /dev/null 2>&1 &
+synth
 timeout 100 $Z selftest --backend vulkan > $OUT/selftest.md 2>&1
 echo "selftest rc=$? $(tail -1 $OUT/selftest.md)"; grep FAIL $OUT/selftest.md | head -5
 wait
-tps() {
-  local b=$1; shift
-  echo "== $b $*: $(timeout 90 $b bench --backend vulkan "$@" 2>&1 | grep -E '^\| qwen|host waited|spanned|stages' \
-    | tr '\n' ' ' | sed 's/zinc bench://g' | awk -F'|' '{print $1 $(NF-1) $NF}')"
-}
 M="-m /tmp/q8b.gguf -p 0 -n 128 -r 2"
 for i in 1 2; do tps $Z $M; [ -n "$O" ] && tps $O $M; done
 for w in 128 256; do tps $Z $M --vk-norm-wg $w; done

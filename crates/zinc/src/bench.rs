@@ -320,13 +320,14 @@ fn bench_with<B: Backend>(
         let timed = m.timed_secs > 0.0;
         let host_wait_share = timed.then(|| m.timed_wait / m.timed_secs);
         let device_span_share = m.timed_busy.filter(|_| timed).map(|b| b / m.timed_secs);
+        // The timed generated tokens (for prompts, the timed runs).
+        let steps = (m.samples.len() * if kind == "tg" { n } else { 1 }).max(1) as f64;
         let idle_us_per_token = m
             .timed_busy
             .filter(|_| timed && kind == "tg")
-            .map(|b| 1e6 * (m.timed_secs - b).max(0.0) / (m.samples.len() * n).max(1) as f64);
+            .map(|b| 1e6 * (m.timed_secs - b).max(0.0) / steps);
         // A generated token's stages (a prompt run's, for prompts), and the step time each
         // stands for.
-        let steps = (m.samples.len() * if kind == "tg" { n } else { 1 }).max(1) as f64;
         let stages_per_step = m.timed_stages.filter(|_| timed).map(|s| s as f64 / steps);
         if let Some(s) = stages_per_step.filter(|&s| s > 0.0) {
             let per = if kind == "tg" { "a token" } else { "a prompt" };

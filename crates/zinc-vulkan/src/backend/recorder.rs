@@ -193,15 +193,17 @@ impl Recorder {
                     .command_buffer_count(1),
             )?[0];
             let fence = d.create_fence(&vk::FenceCreateInfo::default(), None)?;
-            let prof = if profile {
-                let qp = d.create_query_pool(
+            let timestamps = |count: u32| {
+                d.create_query_pool(
                     &vk::QueryPoolCreateInfo::default()
                         .query_type(vk::QueryType::TIMESTAMP)
-                        .query_count(2 * PROFILE_PAIRS),
+                        .query_count(count),
                     None,
-                )?;
+                )
+            };
+            let prof = if profile {
                 Some(Profiler {
-                    pool: qp,
+                    pool: timestamps(2 * PROFILE_PAIRS)?,
                     period: ctx.info.timestamp_period as f64,
                     names: Vec::new(),
                     totals: HashMap::new(),
@@ -212,14 +214,8 @@ impl Recorder {
             };
             let bits = ctx.timestamp_bits;
             let steps = if !profile && bits > 0 && ctx.info.timestamp_period > 0.0 {
-                let qp = d.create_query_pool(
-                    &vk::QueryPoolCreateInfo::default()
-                        .query_type(vk::QueryType::TIMESTAMP)
-                        .query_count(2),
-                    None,
-                )?;
                 Some(StepClock {
-                    pool: qp,
+                    pool: timestamps(2)?,
                     period: ctx.info.timestamp_period as f64,
                     mask: if bits >= 64 {
                         u64::MAX
