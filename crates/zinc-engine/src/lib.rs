@@ -237,7 +237,12 @@ impl<'e, B: Backend> Session<'e, B> {
             self.tokens.extend_from_slice(chunk);
             if let Some(l) = logits {
                 let v = e.backend.read(&l);
-                out.extend(v.chunks_exact(n_vocab).map(<[f32]>::to_vec));
+                if v.len() == n_vocab {
+                    // One row (a decode step): the vector itself, not a copy of it.
+                    out.push(v);
+                } else {
+                    out.extend(v.chunks_exact(n_vocab).map(<[f32]>::to_vec));
+                }
             }
         }
         Ok(Some(out))

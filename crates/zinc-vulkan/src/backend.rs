@@ -520,6 +520,10 @@ impl VulkanBackend {
         let mut rec = Recorder::new(&ctx, opts.profile, t.chunks)?;
         // Barrier modes (timing) apart from the kernels an ablation leaves out.
         rec.loose = BarrierAblation::of(&opts.skip_kernels)?;
+        rec.spin = t.spin_wait;
+        if t.pad_stages > 0 {
+            rec.pad = (t.pad_stages, ctx.pipeline("nop", [1, 0, 0, 0, 0, 0])?);
+        }
         let skip: Vec<String> = (opts.skip_kernels.iter())
             .filter(|n| !BarrierAblation::names_one(n))
             .cloned()

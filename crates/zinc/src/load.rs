@@ -104,6 +104,14 @@ pub struct ModelArgs {
     /// one, `FIRSTxEVERY` (kernel tuning; default 16x64).
     #[arg(long, hide = true, value_parser = parse_pair)]
     pub vk_chunks: Option<(u32, u32)>,
+    /// Vulkan: the host polls the device's fences instead of sleeping on them (default: on
+    /// GPUs, off on CPU devices).
+    #[arg(long, hide = true)]
+    pub vk_spin_wait: Option<bool>,
+    /// Vulkan, timing only: this many empty dependent stages before every barrier (what a
+    /// stage costs on its own is the slope).
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub vk_pad_stages: u32,
     /// Vulkan decode attention: the last workgroup of a KV head merges its slices (kernel
     /// comparisons; default: a dispatch of its own merges them).
     #[arg(long, hide = true)]
@@ -253,6 +261,8 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_router_routes: None,
         vk_route_rank: None,
         vk_chunks: None,
+        vk_spin_wait: None,
+        vk_pad_stages: 0,
         vk_attn_merge: a.vk_attn_merge,
         vk_cpu_attention: None,
         vk_skip: a.vk_skip.clone(),
@@ -330,6 +340,8 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         router_routes: args.vk_router_routes,
         route_rank: args.vk_route_rank,
         submit_chunks: args.vk_chunks,
+        spin_wait: args.vk_spin_wait,
+        pad_stages: args.vk_pad_stages,
         attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,

@@ -150,6 +150,17 @@ pub struct VulkanOptions {
     /// dependencies without memory barriers), `barrier-read` (writes made visible to reads
     /// only). **The results are wrong** (or may be); for timing only.
     pub skip_kernels: Vec<String>,
+    /// Timing only: before every barrier between dependent commands, this many more dependent
+    /// stages of one empty workgroup each (`nop.comp`), so the cost of a stage on its own
+    /// (barrier, launch, drain) is the slope of a run's time against it. Results stay right;
+    /// runs are slower.
+    pub pad_stages: u32,
+    /// The host waits for the device by polling its fences instead of sleeping on them, for
+    /// up to `SPIN_LIMIT` a wait (then it sleeps): a decode step's result reaches the host
+    /// without the driver's wake-up latency, at the cost of a busy core. `None`: on for GPUs
+    /// (measured in docs/BENCHMARKS.md), off on CPU devices (where the host's cores run the
+    /// device).
+    pub spin_wait: Option<bool>,
 }
 
 /// `VulkanOptions` resolved for one device: every default applied, every given value checked.
@@ -216,7 +227,14 @@ pub(super) struct Tuning {
     pub(super) decode_norm_wg: u32,
     /// See [`VulkanOptions::submit_chunks`] (the recorder's).
     pub(super) chunks: [u32; 2],
+    /// See [`VulkanOptions::spin_wait`] (the recorder's).
+    pub(super) spin_wait: bool,
+    /// See [`VulkanOptions::pad_stages`] (the recorder's).
+    pub(super) pad_stages: u32,
 }
+
+/// The most padding stages (`VulkanOptions::pad_stages`) a barrier takes.
+pub(super) const MAX_PAD_STAGES: u32 = 8;
 
 /// `given` where it is `ok`, `default` where nothing is given; a value given but not `ok` is
 /// an error that names it (`what`).
@@ -451,6 +469,12 @@ impl Tuning {
             |(a, b)| (1..=4096).contains(&a) && (1..=4096).contains(&b),
             |(a, b)| format!("submit pieces {a}x{b} (1–4,096 commands each)"),
         )?;
+        if opts.pad_stages > MAX_PAD_STAGES {
+            return Err(VulkanError::BadOption(format!(
+                "{} padding stages (at most {MAX_PAD_STAGES})",
+                opts.pad_stages
+            )));
+        }
         Ok(Tuning {
             threads_per_row,
             q_threads_per_row,
@@ -479,6 +503,8 @@ impl Tuning {
             attn_direct,
             decode_norm_wg,
             chunks: [first, every],
+            spin_wait: opts.spin_wait.unwrap_or(!on_cpu),
+            pad_stages: opts.pad_stages,
         })
     }
 }
@@ -534,6 +560,7 @@ mod tests {
         assert!(gpu.moe_fused_down && gpu.route_rank && !gpu.cpu_attention);
         assert_eq!(gpu.f16_budget, (140u64 << 30) / 2);
         assert_eq!(gpu.chunks, [FIRST_CHUNK, CHUNK]);
+        assert!(gpu.spin_wait && gpu.pad_stages == 0);
         let mid = Tuning::resolve(
             &VulkanOptions::default(),
             &device(crate::DeviceKind::Discrete, 48),
@@ -554,6 +581,8 @@ mod tests {
         .unwrap();
         assert_eq!(cpu.decode_kquant, [[0; 4]; 2]);
         assert!(cpu.cpu_attention);
+        // Lavapipe's device is the host's cores: the host sleeps while it works.
+        assert!(!cpu.spin_wait);
         // Given shapes apply to both K-quants unless Q6_K has its own; pieces to both.
         let opts = VulkanOptions {
             decode_kquant: Some((16, 3, 64)),
@@ -645,6 +674,13 @@ mod tests {
                     ..Default::default()
                 },
                 "0x64",
+            ),
+            (
+                VulkanOptions {
+                    pad_stages: MAX_PAD_STAGES + 1,
+                    ..Default::default()
+                },
+                "9 padding stages",
             ),
             (
                 VulkanOptions {

@@ -62,6 +62,11 @@ pub(super) struct Recorder {
     pub(super) loose: BarrierAblation,
     /// The next compute command keeps its barrier even when `loose`.
     keep_next: bool,
+    /// Timing only (`VulkanOptions::pad_stages`): empty dependent stages recorded before each
+    /// barrier, and the pipeline of their one workgroup (`nop.comp`).
+    pub(super) pad: (u32, vk::Pipeline),
+    /// Fences are polled, not slept on (`VulkanOptions::spin_wait`).
+    pub(super) spin: bool,
 }
 
 /// Compute-to-compute barriers as recorded, or reduced for timing (the ablation names them).
@@ -154,7 +159,12 @@ pub(super) const PROFILE_PAIRS: u32 = 4096;
 /// kernels); names in parentheses are not kernels.
 pub const SPAN: &str = "(command buffers)";
 
-/// Blocks until `fence` signals, adding the time to `waited`.
+/// How long a wait polls its fence (`Recorder::spin`) before it sleeps on it: a decode step's
+/// last piece, but not a long prompt.
+pub(super) const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Blocks until `fence` signals, adding the time to `waited`; `spin`: polls it first (for up
+/// to `SPIN_LIMIT`), so the host sees the signal without the driver's wake-up latency.
 ///
 /// # Safety
 /// `fence` belongs to `d` and was submitted.
@@ -162,9 +172,22 @@ unsafe fn wait(
     d: &ash::Device,
     fence: vk::Fence,
     waited: &mut std::time::Duration,
+    spin: bool,
 ) -> Result<(), VulkanError> {
     let t = std::time::Instant::now();
-    d.wait_for_fences(&[fence], true, u64::MAX)?;
+    let mut done = false;
+    if spin {
+        while t.elapsed() < SPIN_LIMIT {
+            if d.get_fence_status(fence)? {
+                done = true;
+                break;
+            }
+            std::hint::spin_loop();
+        }
+    }
+    if !done {
+        d.wait_for_fences(&[fence], true, u64::MAX)?;
+    }
     *waited += t.elapsed();
     Ok(())
 }
@@ -255,6 +278,8 @@ impl Recorder {
                 bound: vk::Pipeline::null(),
                 loose: BarrierAblation::Full,
                 keep_next: false,
+                pad: (0, vk::Pipeline::null()),
+                spin: false,
             })
         }
     }
@@ -330,6 +355,18 @@ impl Recorder {
             _ => false,
         };
         if !self.since.is_empty() && !free {
+            for _ in 0..self.pad.0 {
+                self.barrier(self.since, vk::PipelineStageFlags::COMPUTE_SHADER);
+                // SAFETY: recording into the open command buffer with a pipeline of this device.
+                unsafe {
+                    let d = &self.ctx.device;
+                    d.cmd_bind_pipeline(self.cb, vk::PipelineBindPoint::COMPUTE, self.pad.1);
+                    d.cmd_dispatch(self.cb, 1, 1, 1);
+                }
+                self.bound = self.pad.1;
+                self.since = vk::PipelineStageFlags::COMPUTE_SHADER;
+                self.barriers += 1;
+            }
             self.barrier(self.since, stage);
             self.barriers += 1;
             self.written = Some(Vec::new());
@@ -555,7 +592,7 @@ impl Recorder {
                 Some(pair) => pair,
                 None if self.flying.len() >= MAX_FLYING => {
                     let (cb, fence) = self.flying.remove(0);
-                    wait(d, fence, &mut self.waited)?;
+                    wait(d, fence, &mut self.waited, self.spin)?;
                     d.reset_fences(&[fence])?;
                     d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())?;
                     (cb, fence)
@@ -583,7 +620,7 @@ impl Recorder {
         // SAFETY: waits on each submitted fence before resetting it and its command buffer.
         unsafe {
             for (cb, fence) in self.flying.drain(..) {
-                wait(d, fence, &mut self.waited)?;
+                wait(d, fence, &mut self.waited, self.spin)?;
                 d.reset_fences(&[fence])?;
                 d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())?;
                 self.spare.push((cb, fence));
@@ -632,7 +669,7 @@ impl Recorder {
             stats.submits.fetch_add(1, Relaxed);
             // The pieces flushed before this one finish first (one queue, in order).
             self.land()?;
-            wait(d, self.fence, &mut self.waited)?;
+            wait(d, self.fence, &mut self.waited, self.spin)?;
             if let Some(p) = &mut self.prof {
                 let e = p.totals.entry(HOST_WAIT).or_insert((0.0, 0));
                 e.0 += submitted.elapsed().as_nanos() as f64;
