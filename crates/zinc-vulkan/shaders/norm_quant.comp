@@ -52,17 +52,24 @@ void main() {
     }
     uint tid = gl_LocalInvocationID.x;
     uint base = row * pc.ncols;
-    float scale = rms_scale(pc.x, base, pc.ncols, pc.eps);
-    {
-        uint j = 4u * WG * chunk + 4u * tid;
-        bool live = j < pc.ncols; // ncols is a multiple of 32: a word is wholly in or out
-        vec4 v = vec4(0.0);
-        if (live) {
-            for (uint k = 0u; k < 4u; k++) {
-                v[k] = (pc.x.v[base + j + k] * scale) * pc.w.v[j + k];
-                pc.o.v[base + j + k] = v[k];
-            }
+    uint j = 4u * WG * chunk + 4u * tid;
+    bool live = j < pc.ncols; // ncols is a multiple of 32: a word is wholly in or out
+    // This invocation's values and weights are loaded before the row's sum (which holds
+    // barriers the loads would otherwise wait behind): the weights come from memory, not L2.
+    vec4 xv = vec4(0.0), wv = vec4(0.0);
+    if (live) {
+        [[unroll]] for (uint k = 0u; k < 4u; k++) {
+            xv[k] = pc.x.v[base + j + k];
+            wv[k] = pc.w.v[j + k];
         }
-        quant_word(tid, v, base + j, live, pc.mode, pc.q, pc.s);
     }
+    float scale = rms_scale(pc.x, base, pc.ncols, pc.eps);
+    vec4 v = vec4(0.0);
+    if (live) {
+        [[unroll]] for (uint k = 0u; k < 4u; k++) {
+            v[k] = (xv[k] * scale) * wv[k];
+            pc.o.v[base + j + k] = v[k];
+        }
+    }
+    quant_word(tid, v, base + j, live, pc.mode, pc.q, pc.s);
 }

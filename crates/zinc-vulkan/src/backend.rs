@@ -419,7 +419,7 @@ fn norm_wg(group: usize, max_workgroup: u32) -> u32 {
 }
 
 /// Decode steps' RMSNorm workgroup (`VulkanOptions::decode_norm_wg`).
-const DECODE_NORM_WG: u32 = 64;
+const DECODE_NORM_WG: u32 = 256;
 
 /// Shared memory of `matmul_cm.comp` with `sgn`·`sgm` subgroups and `bk` columns a step: the
 /// f16 activation (16·tm·sgn tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, a
@@ -670,12 +670,23 @@ impl VulkanBackend {
     ) {
         if self.ablating.load(Relaxed) {
             let mut a = self.ablation.lock().unwrap_or_else(|e| e.into_inner());
-            let named = |s: &String| label == s || label.split(' ').next() == Some(s.as_str());
-            if a.skip.iter().any(named) {
+            let named = |s: &str| label == s || label.split(' ').next() == Some(s);
+            if a.skip.iter().any(|s| named(s)) {
                 return;
             }
             if !NEVER_SKIPPED.contains(&label) {
                 *a.counts.entry(label).or_default() += 1;
+            }
+            // `+NAME`: the kernel recorded twice, the second after a barrier of its own.
+            if a.skip
+                .iter()
+                .any(|s| s.strip_prefix('+').is_some_and(named))
+            {
+                drop(a);
+                let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
+                self.rec()
+                    .dispatch(label, pipe, &push, groups, None, false)
+                    .unwrap_or_else(|e| fatal(e));
             }
         }
         let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));

@@ -58,8 +58,13 @@ unsafe impl Sync for Buffer {}
 pub enum Memory {
     /// Device-local (weights, activations, caches); mapped too when the type allows it.
     Device,
-    /// Host-visible and coherent (uploads, readback).
+    /// Host-visible and coherent (staging, readback).
     Host,
+    /// What kernels read straight from the host's writes (positions, token ids: the upload
+    /// arena): device-local and host-visible where the device has such memory, so a kernel's
+    /// read stays on the device instead of crossing the bus (a dependent read of host memory
+    /// costs a PCIe round trip); else as `Host`. The host only writes it.
+    Upload,
 }
 
 impl Context {
@@ -142,14 +147,19 @@ impl Context {
 
     fn memory_type(&self, bits: u32, kind: Memory) -> Option<u32> {
         let types = &self.mem_props.memory_types[..self.mem_props.memory_type_count as usize];
+        let host = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
         let want = match kind {
             Memory::Device => vk::MemoryPropertyFlags::DEVICE_LOCAL,
-            Memory::Host => {
-                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT
-            }
+            Memory::Host => host,
+            Memory::Upload => host | vk::MemoryPropertyFlags::DEVICE_LOCAL,
         };
         let ok = |i: usize| bits & (1 << i) != 0 && types[i].property_flags.contains(want);
         match kind {
+            Memory::Upload => (0..types.len())
+                .find(|&i| ok(i))
+                .map(|i| i as u32)
+                .or_else(|| self.memory_type(bits, Memory::Host))
+                .map(|i| i as usize),
             // Prefer cached host memory for readback; any coherent type will do.
             Memory::Host => (0..types.len())
                 .find(|&i| {

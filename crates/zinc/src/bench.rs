@@ -37,6 +37,11 @@ pub struct BenchArgs {
     /// kernel at a time (those runs' results are wrong; their timing is real). Tables on stderr.
     #[arg(long)]
     pub ablate: bool,
+    /// With `--ablate`: each kernel run twice instead of left out (the second after a barrier
+    /// of its own), so what a run loses is what the kernel takes on its own, without the
+    /// overlap of its neighbours that leaving it out allows.
+    #[arg(long, requires = "ablate")]
+    pub twice: bool,
 }
 
 #[derive(Serialize)]
@@ -228,6 +233,7 @@ fn ablation<B: Backend>(
     random: &mut dyn FnMut(usize) -> Vec<u32>,
     name: &str,
     base: f64,
+    twice: bool,
 ) -> Result<String> {
     // The kernels of one run (the depth's prefill not counted), and how often each ran.
     let mut session = engine.session(test.n_ctx);
@@ -240,11 +246,22 @@ fn ablation<B: Backend>(
     let counts = engine.backend.ablation(Some(&[])).unwrap_or_default();
     let mut rows = Vec::new();
     for (kernel, calls) in &counts {
-        engine.backend.ablation(Some(std::slice::from_ref(kernel)));
+        let asked = if twice {
+            format!("+{kernel}")
+        } else {
+            kernel.clone()
+        };
+        engine.backend.ablation(Some(std::slice::from_ref(&asked)));
         let m = test.measure(engine, random, false)?;
         let (tps, _) = stats(&m.samples);
-        eprintln!("zinc bench: {name} without {kernel}: {tps:.1} tok/s");
-        rows.push((kernel.clone(), *calls, tps, 1e6 / base - 1e6 / tps));
+        let how = if twice { "with twice" } else { "without" };
+        eprintln!("zinc bench: {name} {how} {kernel}: {tps:.1} tok/s");
+        let us = if twice {
+            1e6 / tps - 1e6 / base
+        } else {
+            1e6 / base - 1e6 / tps
+        };
+        rows.push((kernel.clone(), *calls, tps, us));
     }
     engine.backend.ablation(Some(&[]));
     rows.sort_by(|a, b| b.3.total_cmp(&a.3));
@@ -253,11 +270,19 @@ fn ablation<B: Backend>(
     } else {
         "a token"
     };
-    let mut t = format!(
-        "What each kernel costs ({name}, {base:.1} tok/s): the test without it\n\
-         | kernel | calls {per} | tok/s without | µs a token | share |\n\
-         | --- | ---: | ---: | ---: | ---: |"
-    );
+    let mut t = if twice {
+        format!(
+            "What each kernel takes on its own ({name}, {base:.1} tok/s): the test with it run twice\n\
+             | kernel | calls {per} | tok/s with twice | µs a token | share |\n\
+             | --- | ---: | ---: | ---: | ---: |"
+        )
+    } else {
+        format!(
+            "What each kernel costs ({name}, {base:.1} tok/s): the test without it\n\
+             | kernel | calls {per} | tok/s without | µs a token | share |\n\
+             | --- | ---: | ---: | ---: | ---: |"
+        )
+    };
     let token_us = 1e6 / base;
     for (k, calls, tps, us) in rows {
         let calls = match test.kind {
@@ -356,7 +381,14 @@ fn bench_with<B: Backend>(
         };
         let name = format!("{kind}{n}{depth}");
         if ablate {
-            ablations.push(ablation(&engine, &test, &mut random, &name, avg)?);
+            ablations.push(ablation(
+                &engine,
+                &test,
+                &mut random,
+                &name,
+                avg,
+                args.twice,
+            )?);
         }
         results.push(TestResult {
             test: name,

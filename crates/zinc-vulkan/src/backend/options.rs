@@ -55,9 +55,11 @@ pub struct VulkanOptions {
     /// tok/s never, 220.1 up to 64 keys, 229.3 up to 128; Qwen3-8B 240.2, 240.3, 242.5).
     pub attn_direct: Option<u32>,
     /// The workgroup of decode steps' RMSNorms (64, 128, 256 or 512, within the device),
-    /// kernel comparisons. `None`: `DECODE_NORM_WG`, 64 (H200, tg128, one call: Qwen3-8B 244.9
-    /// tok/s at 64 against 239.1 at 512; Qwen3-30B-A3B, 2,048-wide rows, 228.8 / 228.9 against
-    /// 231.2 / 229.9 at 256 — about eight values an invocation, as prompts take, is no faster).
+    /// kernel comparisons. `None`: `DECODE_NORM_WG`, 256 (H200, tg128, session 13, with the
+    /// host polling its fences: Qwen3-8B 264.0 tok/s against 261.6 / 260.8 at 64, 261.1 at
+    /// 512; Qwen3-30B-A3B, 2,048-wide rows, 252.5 against 250.6 / 249.0 at 64; session 11:
+    /// Qwen3-8B 251.9 against 243.9 / 249.2 at 64; session 9: 244.9 at 64 against 239.1 at
+    /// 512).
     pub decode_norm_wg: Option<u32>,
     /// Decode attention's workgroup size (128 or 256), kernel tuning. `None`: 256 for slices
     /// of 256 keys or more, else 128 (H200, Qwen3-8B tg64 at 4,096 tokens, 256-key slices:

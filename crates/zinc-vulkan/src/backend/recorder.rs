@@ -159,6 +159,15 @@ pub(super) const PROFILE_PAIRS: u32 = 4096;
 /// kernels); names in parentheses are not kernels.
 pub const SPAN: &str = "(command buffers)";
 
+/// An upload arena of `bytes`: in device-local, host-visible memory where the device has it
+/// and it has room (`Memory::Upload`), else in host memory.
+fn upload_arena(ctx: &Arc<Context>, bytes: u64) -> Result<Buffer, VulkanError> {
+    match ctx.buffer(bytes, Memory::Upload) {
+        Err(VulkanError::OutOfMemory { .. }) => ctx.buffer(bytes, Memory::Host),
+        r => r,
+    }
+}
+
 /// How long a wait polls its fence (`Recorder::spin`) before it sleeps on it: a decode step's
 /// last piece, but not a long prompt.
 pub(super) const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(20);
@@ -263,7 +272,7 @@ impl Recorder {
                 cb_ops: 0,
                 flying: Vec::new(),
                 spare: Vec::new(),
-                arena: ctx.buffer(ARENA_BYTES, Memory::Host)?,
+                arena: upload_arena(ctx, ARENA_BYTES)?,
                 arena_used: 0,
                 keep: Vec::new(),
                 readback: None,
@@ -561,7 +570,7 @@ impl Recorder {
         let len = (bytes.len() as u64).max(4);
         if self.arena_used + len > self.arena.size {
             let size = ARENA_BYTES.max(len.next_power_of_two());
-            let fresh = self.ctx.buffer(size, Memory::Host)?;
+            let fresh = upload_arena(&self.ctx, size)?;
             let old = std::mem::replace(&mut self.arena, fresh);
             self.keep.push(old);
             self.arena_used = 0;
