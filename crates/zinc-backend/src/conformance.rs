@@ -70,9 +70,16 @@ const FOLD_ROWS: usize = 70_001;
 /// Rows of the wide prompt-sized mat-mul cases.
 const WIDE_ROWS: usize = 2048;
 /// Rows of nine 256-element blocks, for mat-vecs whose lanes take a row's blocks in passes (an
-/// odd count ends part-way through a pass).
+/// odd count ends part-way through a pass); F32 rows this long take Vulkan's float mat-vec
+/// through its batches of eight vectors a lane in flight and then a remainder (an MoE router's
+/// path).
 const LONG_COLS: usize = 2304;
-const LONG_FORMATS: [GgmlType; 3] = [GgmlType::Q4_K, GgmlType::Q5_K, GgmlType::Q6_K];
+const LONG_FORMATS: [GgmlType; 4] = [
+    GgmlType::Q4_K,
+    GgmlType::Q5_K,
+    GgmlType::Q6_K,
+    GgmlType::F32,
+];
 /// Square K-quant weights whose outputs are whole 256-blocks (a residual a norm reads).
 const SQ: usize = 512;
 const N_EMBD: usize = 64;

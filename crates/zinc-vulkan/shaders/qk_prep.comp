@@ -81,13 +81,23 @@ void main() {
     uint head = is_q ? h : h - pc.nq;
     uint base = row * (is_q ? pc.nq * hd : kv_dim) + head * hd;
     bool norm = (pc.flags & (is_q ? 1u : 2u)) != 0u;
+    // This invocation's values and norm weights (head_dim ≤ 512 and WG ≥ 64: at most eight)
+    // are loaded before the head's sum, which holds barriers they would otherwise wait behind.
+    float xs[8], ws[8];
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint j = tid + i * WG;
+        xs[i] = j < hd ? t.v[base + j] : 0.0;
+        ws[i] = j < hd && norm ? nw.v[j] : 1.0;
+    }
     float scale = 1.0;
     if (norm) {
         scale = rms_scale(t, base, hd, pc.eps); // uniform over the workgroup
     }
-    for (uint j = tid; j < hd; j += WG) {
-        float x = t.v[base + j];
-        hv[j] = norm ? (x * scale) * nw.v[j] : x;
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint j = tid + i * WG;
+        if (j < hd) {
+            hv[j] = norm ? (xs[i] * scale) * ws[i] : xs[i];
+        }
     }
     barrier();
     uint half_rot = pc.n_rot / 2u;

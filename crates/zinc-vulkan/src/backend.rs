@@ -1770,10 +1770,12 @@ impl Backend for VulkanBackend {
             .u32(table.row_bytes as u32)
             .u32(ids.len() as u32)
             .f32(scale);
+        // get_rows.comp's SPAN columns a workgroup.
+        const SPAN: usize = 256;
         self.run(
             variant("get_rows", table.ty),
             64,
-            [ids.len() as u32, 1, 1],
+            [ids.len() as u32, cols.div_ceil(SPAN) as u32, 1],
             push,
         );
         out
