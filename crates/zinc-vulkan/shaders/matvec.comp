@@ -154,8 +154,8 @@ void main() {
             uint x0 = xo / 4u;
             // V4_AHEAD vectors' loads in flight before their products (one after another, each
             // load waited for before the next was issued: a row of 2,048 f32 took eight memory
-            // round trips a lane, the MoE router's whole critical path); the sum's order is
-            // unchanged (vector c, c + TPR, … as before), so it is the same to the bit.
+            // round trips a lane, the MoE router's whole critical path); the sum still adds
+            // vectors c, c + TPR, … in that order, as before.
             const uint V4_AHEAD = 8u;
             uint n4 = pc.ncols / 4u;
             uint c = lane;

@@ -1900,17 +1900,23 @@ impl Backend for VulkanBackend {
     }
 
     fn kv_cache(&self, n_ctx: usize, kv_dims: &[usize]) -> VkKvCache {
-        let mut rec = self.rec();
-        let mut make = |d: usize| {
-            let b = self
-                .ctx
+        // Every buffer first, then their fills, submitted and waited for here: the cache is
+        // ready when the session starts, and none of its setup (the allocations least of all)
+        // rides in the first step's recording, whose device span `zinc bench` times (filling
+        // between allocations, a piece went to the device while the host still allocated,
+        // and a short run's span exceeded its wall time).
+        let make = |d: usize| {
+            self.ctx
                 .buffer((n_ctx * d * 2) as u64, Memory::Device)
-                .unwrap_or_else(|e| fatal(e));
-            rec.fill_zero(b.buffer, b.size).unwrap_or_else(|e| fatal(e));
-            b
+                .unwrap_or_else(|e| fatal(e))
         };
-        let k = kv_dims.iter().map(|&d| make(d)).collect();
-        let v = kv_dims.iter().map(|&d| make(d)).collect();
+        let k: Vec<Buffer> = kv_dims.iter().map(|&d| make(d)).collect();
+        let v: Vec<Buffer> = kv_dims.iter().map(|&d| make(d)).collect();
+        let mut rec = self.rec();
+        for b in k.iter().chain(&v) {
+            rec.fill_zero(b.buffer, b.size).unwrap_or_else(|e| fatal(e));
+        }
+        rec.submit(&self.stats).unwrap_or_else(|e| fatal(e));
         drop(rec);
         VkKvCache {
             n_ctx,
@@ -2222,5 +2228,23 @@ impl Backend for VulkanBackend {
             .u32(x.rows as u32);
         self.run("argmax", 256, fold(x.rows), push);
         self.read(&out).into_iter().map(f32::to_bits).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session's cache is filled and waited for when it is made: none of its setup rides in
+    /// the first step's recording (whose device span `zinc bench` times), even with more fills
+    /// than a recording's first piece holds.
+    #[test]
+    fn a_kv_cache_is_ready_before_the_first_step() {
+        let b = VulkanBackend::new(&VulkanOptions::default()).expect("a Vulkan device");
+        let dims = [64; 12]; // 24 fills, more than FIRST_CHUNK
+        assert!(2 * dims.len() > recorder::FIRST_CHUNK as usize);
+        let cache = b.kv_cache(32, &dims);
+        assert!(b.rec().settled());
+        assert_eq!((cache.k.len(), cache.v.len()), (12, 12));
     }
 }

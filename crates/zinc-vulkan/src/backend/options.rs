@@ -454,7 +454,12 @@ impl Tuning {
                     info.max_workgroup
                 )))
             }
-            w => w.unwrap_or(DECODE_NORM_WG),
+            Some(w) => w,
+            // Within the device (Vulkan guarantees 128 invocations).
+            None if info.max_workgroup < DECODE_NORM_WG => {
+                (1u32 << (31 - info.max_workgroup.max(64).leading_zeros())).max(64)
+            }
+            None => DECODE_NORM_WG,
         };
         if let Some(k) = opts
             .skip_kernels
@@ -743,9 +748,13 @@ mod tests {
                 Ok(_) => panic!("{names}: accepted"),
             }
         }
-        // A device of 128-invocation workgroups (Vulkan's least) refuses larger ones.
+        // A device of 128-invocation workgroups (Vulkan's least) refuses larger ones, and its
+        // defaults stay within it.
         let mut small = gpu.clone();
         small.max_workgroup = 128;
+        let fit = Tuning::resolve(&VulkanOptions::default(), &small).unwrap();
+        assert_eq!(fit.decode_norm_wg, 128);
+        assert!(fit.decode_kquant.iter().all(|s| s[2] <= 128));
         for (opts, names) in [
             (
                 VulkanOptions {

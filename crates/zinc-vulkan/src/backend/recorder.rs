@@ -293,6 +293,13 @@ impl Recorder {
         }
     }
 
+    /// Nothing recorded and not yet waited for: no open command buffer, no piece in flight, no
+    /// recording begun.
+    #[cfg(test)]
+    pub(super) fn settled(&self) -> bool {
+        !self.open && !self.recording && self.flying.is_empty()
+    }
+
     pub(super) fn begin(&mut self) -> Result<(), VulkanError> {
         // A long recording goes to the device in pieces, so it runs while the host records the
         // rest (a decode step's ~330 commands took ~1.5 ms to record on the H200's host, with
