@@ -336,6 +336,13 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// What the device's compiler made of each kernel used so far (a line per kernel and
+    /// shape: registers, shared memory, … as the driver reports them), when the backend was
+    /// created asking for it; `None` otherwise.
+    fn kernel_stats(&self) -> Option<Vec<String>> {
+        None
+    }
+
     /// How long the host has been blocked waiting for the device, in all, since the backend
     /// was created; `None` where the host does the work itself. A run in which the host
     /// hardly waited was bound by the host's recording, not by the device.

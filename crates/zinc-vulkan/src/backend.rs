@@ -513,7 +513,15 @@ impl VulkanBackend {
         let infos: Vec<_> = devices.iter().map(|(_, d)| d.clone()).collect();
         let i = device::pick(&infos, opts.device)?;
         let (pdev, info) = devices[i].clone();
-        let ctx = Context::new(instance, pdev, info)?;
+        if opts.pipeline_stats && !info.pipeline_stats {
+            return Err(VulkanError::Unusable {
+                name: info.name.clone(),
+                why: "pipeline statistics asked for, but the device has no \
+                      VK_KHR_pipeline_executable_properties"
+                    .into(),
+            });
+        }
+        let ctx = Context::new(instance, pdev, info, opts.pipeline_stats)?;
         let t = Tuning::resolve(opts, &ctx.info)?;
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
@@ -584,6 +592,21 @@ impl VulkanBackend {
             }
         }
         Ok(())
+    }
+
+    /// The compiled statistics of every pipeline created so far (`VulkanOptions::
+    /// pipeline_stats`): a line per pipeline, its shader, its specialization constants and the
+    /// driver's figures; `None` unless asked for.
+    pub fn pipeline_stats(&self) -> Result<Option<Vec<String>>, VulkanError> {
+        Ok(self.ctx.pipeline_statistics()?.map(|all| {
+            all.into_iter()
+                .map(|((name, spec), stats)| {
+                    let figures: Vec<String> =
+                        stats.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                    format!("{name} {spec:?}: {}", figures.join(", "))
+                })
+                .collect()
+        }))
     }
 
     pub fn device(&self) -> &crate::DeviceInfo {
@@ -1586,6 +1609,10 @@ impl Backend for VulkanBackend {
         Some(self.profile())
     }
 
+    fn kernel_stats(&self) -> Option<Vec<String>> {
+        self.pipeline_stats().unwrap_or_else(|e| fatal(e))
+    }
+
     fn host_waited(&self) -> Option<std::time::Duration> {
         Some(self.rec().waited)
     }
@@ -2246,5 +2273,38 @@ mod tests {
         let cache = b.kv_cache(32, &dims);
         assert!(b.rec().settled());
         assert_eq!((cache.k.len(), cache.v.len()), (12, 12));
+    }
+
+    /// Pipeline statistics where the device reports them (a line naming each kernel made so
+    /// far, with the driver's figures); else the backend refuses, naming the extension.
+    #[test]
+    fn pipeline_stats_are_reported_or_refused_by_name() {
+        let opts = VulkanOptions {
+            pipeline_stats: true,
+            ..Default::default()
+        };
+        match VulkanBackend::new(&opts) {
+            Ok(b) => {
+                let x = b.tensor_from(&[1.0, -2.0, 3.0, 4.0], 1, 4);
+                let mut y = b.copy(&x);
+                b.scale(&mut y, 2.0);
+                assert_eq!(b.read(&y), [2.0, -4.0, 6.0, 8.0]);
+                let lines = b
+                    .pipeline_stats()
+                    .unwrap()
+                    .expect("statistics were asked for");
+                assert!(
+                    lines.iter().any(|l| l.starts_with("elementwise ")),
+                    "{lines:?}"
+                );
+            }
+            Err(e) => {
+                let m = e.to_string();
+                assert!(m.contains("VK_KHR_pipeline_executable_properties"), "{m}");
+            }
+        }
+        // Not asked for: none.
+        let b = VulkanBackend::new(&VulkanOptions::default()).expect("a Vulkan device");
+        assert!(b.pipeline_stats().unwrap().is_none());
     }
 }

@@ -33,6 +33,9 @@ pub struct Context {
     mem_props: vk::PhysicalDeviceMemoryProperties,
     pipeline_layout: vk::PipelineLayout,
     pipelines: Mutex<HashMap<(&'static str, Spec), vk::Pipeline>>,
+    /// Pipelines are created with their statistics captured, read through this
+    /// (`pipeline_statistics`).
+    stats: Option<ash::khr::pipeline_executable_properties::Device>,
     /// Bytes of the buffers alive on this device (all memory kinds).
     allocated: std::sync::atomic::AtomicU64,
     // Dropped last: the device must go before the instance.
@@ -68,10 +71,13 @@ pub enum Memory {
 }
 
 impl Context {
+    /// `capture_stats`: create every pipeline with its statistics captured (the device must
+    /// have `pipeline_stats`; the caller checks).
     pub fn new(
         instance: Instance,
         pdev: vk::PhysicalDevice,
         info: DeviceInfo,
+        capture_stats: bool,
     ) -> Result<Arc<Context>, VulkanError> {
         let inst = &instance.instance;
         // SAFETY: queries and device creation on a live physical device; every pointer in the
@@ -96,7 +102,15 @@ impl Context {
                 .vulkan_memory_model(coop);
             let mut fcm =
                 vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
-            let exts = [c"VK_KHR_cooperative_matrix".as_ptr()];
+            let mut fpe = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default()
+                .pipeline_executable_info(true);
+            let mut exts = Vec::new();
+            if coop {
+                exts.push(c"VK_KHR_cooperative_matrix".as_ptr());
+            }
+            if capture_stats {
+                exts.push(c"VK_KHR_pipeline_executable_properties".as_ptr());
+            }
             // The integer-dot mat-vec (matvecq.comp) needs shaderIntegerDotProduct (Vulkan 1.3).
             let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
                 .shader_integer_dot_product(info.integer_dot_product);
@@ -107,9 +121,15 @@ impl Context {
                 create = create.push_next(&mut f13);
             }
             if coop {
-                create = create.push_next(&mut fcm).enabled_extension_names(&exts);
+                create = create.push_next(&mut fcm);
             }
+            if capture_stats {
+                create = create.push_next(&mut fpe);
+            }
+            let create = create.enabled_extension_names(&exts);
             let device = inst.create_device(pdev, &create, None)?;
+            let stats = capture_stats
+                .then(|| ash::khr::pipeline_executable_properties::Device::new(inst, &device));
             let queue = device.get_device_queue(queue_family, 0);
             let mem_props = inst.get_physical_device_memory_properties(pdev);
             let ranges = [vk::PushConstantRange::default()
@@ -135,6 +155,7 @@ impl Context {
                 mem_props,
                 pipeline_layout: layout,
                 pipelines: Mutex::new(HashMap::new()),
+                stats,
                 allocated: Default::default(),
                 _instance: instance,
             }))
@@ -310,7 +331,13 @@ impl Context {
                 .module(module)
                 .name(c"main")
                 .specialization_info(&spec_info);
+            let flags = if self.stats.is_some() {
+                vk::PipelineCreateFlags::CAPTURE_STATISTICS_KHR
+            } else {
+                vk::PipelineCreateFlags::empty()
+            };
             let info = vk::ComputePipelineCreateInfo::default()
+                .flags(flags)
                 .stage(stage)
                 .layout(self.pipeline_layout);
             let result = d.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
@@ -319,6 +346,51 @@ impl Context {
             cache.insert((name, spec), p);
             Ok(p)
         }
+    }
+
+    /// Every pipeline created so far, by shader and specialization constants, with the
+    /// statistics the driver compiled it to (name and value, in the driver's words and order,
+    /// over all its executables); `None` unless the context captures them.
+    #[allow(clippy::type_complexity)]
+    pub fn pipeline_statistics(
+        &self,
+    ) -> Result<Option<Vec<((&'static str, Spec), Vec<(String, String)>)>>, VulkanError> {
+        let Some(ext) = &self.stats else {
+            return Ok(None);
+        };
+        let cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        for (&key, &pipeline) in cache.iter() {
+            let mut stats = Vec::new();
+            // SAFETY: a pipeline of this device, created with CAPTURE_STATISTICS_KHR.
+            unsafe {
+                let info = vk::PipelineInfoKHR::default().pipeline(pipeline);
+                let n = ext.get_pipeline_executable_properties(&info)?.len() as u32;
+                for index in 0..n {
+                    let exe = vk::PipelineExecutableInfoKHR::default()
+                        .pipeline(pipeline)
+                        .executable_index(index);
+                    for st in ext.get_pipeline_executable_statistics(&exe)? {
+                        let name = st
+                            .name_as_c_str()
+                            .map(|c| c.to_string_lossy().into_owned())
+                            .unwrap_or_default();
+                        use vk::PipelineExecutableStatisticFormatKHR as F;
+                        let value = match st.format {
+                            F::BOOL32 => (st.value.b32 != 0).to_string(),
+                            F::INT64 => st.value.i64.to_string(),
+                            F::UINT64 => st.value.u64.to_string(),
+                            F::FLOAT64 => format!("{:.3}", st.value.f64),
+                            other => format!("({other:?})"),
+                        };
+                        stats.push((name, value));
+                    }
+                }
+            }
+            out.push((key, stats));
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(Some(out))
     }
 
     pub fn queue(&self) -> vk::Queue {

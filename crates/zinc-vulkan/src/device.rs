@@ -32,6 +32,10 @@ pub struct DeviceInfo {
     /// VK_KHR_cooperative_matrix with 16×16×16 f16 × f16 → f32 at subgroup scope, shaderFloat16
     /// and the Vulkan memory model: what the prompt mat-mul `matmul_cm.comp` needs.
     pub cooperative_matrix: bool,
+    /// VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver reports
+    /// each pipeline's compiled statistics (registers, shared memory, …; `zinc bench
+    /// --pipeline-stats`).
+    pub pipeline_stats: bool,
     pub buffer_device_address: bool,
     /// Bytes of device-local memory (the largest device-local heap).
     pub vram: u64,
@@ -239,6 +243,11 @@ impl Instance {
             if coop_ext {
                 feats = feats.push_next(&mut fcm);
             }
+            let stats_ext = has_ext(c"VK_KHR_pipeline_executable_properties");
+            let mut fpe = vk::PhysicalDevicePipelineExecutablePropertiesFeaturesKHR::default();
+            if stats_ext {
+                feats = feats.push_next(&mut fpe);
+            }
             inst.get_physical_device_features2(p, &mut feats);
             let coop_16 = coop_ext
                 && fcm.cooperative_matrix == vk::TRUE
@@ -298,6 +307,7 @@ impl Instance {
                 cooperative_matrix: coop_16
                     && f12.shader_float16 == vk::TRUE
                     && f12.vulkan_memory_model == vk::TRUE,
+                pipeline_stats: stats_ext && fpe.pipeline_executable_info == vk::TRUE,
                 buffer_device_address: f12.buffer_device_address == vk::TRUE,
                 vram,
                 max_storage_buffer_range: props.limits.max_storage_buffer_range as u64,

@@ -414,6 +414,12 @@ fn bench_with<B: Backend>(
         threads: rayon::current_num_threads(),
         results,
     };
+    if let Some(lines) = engine.backend.kernel_stats() {
+        eprintln!("Kernels as the driver compiled them (shader [specialization constants]):");
+        for l in lines {
+            eprintln!("  {l}");
+        }
+    }
     if let Some(prof) = engine.backend.profile_report() {
         // Entries in parentheses are not kernels (the span of whole command buffers).
         let (other, prof): (Vec<_>, Vec<_>) = prof.into_iter().partition(|p| p.0.starts_with('('));

@@ -112,6 +112,10 @@ pub struct ModelArgs {
     /// stage costs on its own is the slope).
     #[arg(long, hide = true, default_value_t = 0)]
     pub vk_pad_stages: u32,
+    /// Vulkan: what the driver compiled each kernel to (registers, shared memory, …; needs
+    /// VK_KHR_pipeline_executable_properties), printed after a bench.
+    #[arg(long, hide = true)]
+    pub vk_pipeline_stats: bool,
     /// Vulkan decode attention: the last workgroup of a KV head merges its slices (kernel
     /// comparisons; default: a dispatch of its own merges them).
     #[arg(long, hide = true)]
@@ -263,6 +267,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_chunks: None,
         vk_spin_wait: None,
         vk_pad_stages: 0,
+        vk_pipeline_stats: false,
         vk_attn_merge: a.vk_attn_merge,
         vk_cpu_attention: None,
         vk_skip: a.vk_skip.clone(),
@@ -342,6 +347,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         submit_chunks: args.vk_chunks,
         spin_wait: args.vk_spin_wait,
         pad_stages: args.vk_pad_stages,
+        pipeline_stats: args.vk_pipeline_stats,
         attn_merge: args.vk_attn_merge,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,

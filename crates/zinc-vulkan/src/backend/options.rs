@@ -163,6 +163,11 @@ pub struct VulkanOptions {
     /// (measured in docs/BENCHMARKS.md), off on CPU devices (where the host's cores run the
     /// device).
     pub spin_wait: Option<bool>,
+    /// Ask the driver for each pipeline's compiled statistics (VK_KHR_pipeline_executable_
+    /// properties: registers, shared memory, … as the driver names them), for
+    /// `VulkanBackend::pipeline_stats`. Off by default (capturing them may cost pipeline
+    /// creation time); where the device lacks the extension, asking is an error that says so.
+    pub pipeline_stats: bool,
 }
 
 /// `VulkanOptions` resolved for one device: every default applied, every given value checked.
@@ -539,6 +544,7 @@ mod tests {
             storage_16bit: true,
             integer_dot_product: true,
             cooperative_matrix: true,
+            pipeline_stats: false,
             buffer_device_address: true,
             vram: vram_gib << 30,
             max_storage_buffer_range: u32::MAX as u64,
