@@ -84,7 +84,9 @@ const LONG_FORMATS: [GgmlType; 4] = [
 const SQ: usize = 512;
 const N_EMBD: usize = 64;
 const N_FF: usize = 96;
-const N_EXPERT: usize = 80; // more than moe_route.comp's 64 invocations a token
+// More than moe_route.comp's 64 invocations a token, and not a multiple of 8 (route.glsl counts
+// ranks eight experts at a time, then the rest).
+const N_EXPERT: usize = 84;
 /// Width of the K-quant MoE layer (rows of whole 256-blocks: the decode kernels' fused forms).
 const KM: usize = 256;
 const KM_EXPERTS: usize = 12;

@@ -64,7 +64,21 @@ void route_token(uint base, uint n, uint k, uint renorm) {
         float p = rt_p[e];
         float q = isnan(p) ? uintBitsToFloat(0xFF800000u) : p;
         uint rank = 0u;
-        for (uint o = 0u; o < n; o++) {
+        // Eight of the others' p read before they are compared (one at a time, each read
+        // waited for, the count was the router's longest serial stretch); a count, so the
+        // order of the comparisons changes nothing.
+        uint o = 0u;
+        for (; o + 8u <= n; o += 8u) {
+            float po[8];
+            [[unroll]] for (uint u = 0u; u < 8u; u++) {
+                po[u] = rt_p[o + u];
+            }
+            [[unroll]] for (uint u = 0u; u < 8u; u++) {
+                float qo = isnan(po[u]) ? uintBitsToFloat(0xFF800000u) : po[u];
+                rank += (qo > q || (qo == q && o + u < e)) ? 1u : 0u;
+            }
+        }
+        for (; o < n; o++) {
             float po = rt_p[o];
             float qo = isnan(po) ? uintBitsToFloat(0xFF800000u) : po;
             rank += (qo > q || (qo == q && o < e)) ? 1u : 0u;
