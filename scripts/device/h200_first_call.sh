@@ -19,6 +19,9 @@ for M in "-m /tmp/q8b.gguf -p 0 -n 128 -r 2" "-m /tmp/q8b.gguf -p 0 -n 64 -r 1 -
   for i in 1 2; do tps $Z $M; [ -n "$O" ] && tps $O $M; done
   tps $Z $M --vk-chunks 4x64
 done
+# What a stage costs as a pipeline barrier, and as workgroups meeting inside one dispatch
+# (whether a decode step could synchronize inside fewer dispatches).
+$Z sync-cost --backend vulkan --rounds 2000 2>&1 | tee $OUT/sync-cost.md
 # What the driver compiled each kernel to (registers, …), for occupancy.
 $Z bench --backend vulkan -m /tmp/q8b.gguf -p 0 -n 4 -r 1 --vk-pipeline-stats 2>&1 | grep -A80 "as the driver compiled" > $OUT/pipelines-8b.txt
 head -40 $OUT/pipelines-8b.txt

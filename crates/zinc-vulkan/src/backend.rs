@@ -105,6 +105,16 @@ struct Ablation {
     counts: HashMap<&'static str, u64>,
 }
 
+/// What one dependent stage costs (`VulkanBackend::sync_costs`), by the device's clock.
+#[derive(Clone, Debug)]
+pub struct SyncCosts {
+    /// µs a stage: a pipeline barrier between empty one-workgroup dispatches.
+    pub barrier_us: f64,
+    /// Per workgroup count, µs a barrier inside one dispatch whose workgroups wait for each
+    /// other; `None` where they did not all meet.
+    pub grid_us: Vec<(u32, Option<f64>)>,
+}
+
 /// attn_dec.comp's shape for one decode step (`attn_dec_plan`).
 struct AttnDecPlan {
     /// Its LPK: invocations per key.
@@ -611,6 +621,100 @@ impl VulkanBackend {
 
     pub fn device(&self) -> &crate::DeviceInfo {
         &self.ctx.info
+    }
+
+    /// Timing only (`zinc sync-cost`): what one dependent stage costs by the device's clock,
+    /// as a pipeline barrier between empty one-workgroup dispatches (`nop.comp`), and as a
+    /// barrier inside one dispatch of each of `groups` workgroup counts whose workgroups wait
+    /// for each other on a counter (`gridsync.comp`; `None` where they did not all meet —
+    /// Vulkan does not promise a dispatch's workgroups are resident at once). Each figure is
+    /// the difference between `rounds` stages and one, per stage.
+    pub fn sync_costs(&self, rounds: u32, groups: &[u32]) -> Result<SyncCosts, VulkanError> {
+        let rounds = rounds.max(2);
+        let d = &self.ctx.device;
+        // SAFETY: a query pool of this device, destroyed below after its last use.
+        let pool = unsafe {
+            d.create_query_pool(
+                &vk::QueryPoolCreateInfo::default()
+                    .query_type(vk::QueryType::TIMESTAMP)
+                    .query_count(2),
+                None,
+            )?
+        };
+        let period = self.ctx.info.timestamp_period as f64;
+        let mask = match self.ctx.timestamp_bits {
+            64 => u64::MAX,
+            b => (1u64 << b) - 1,
+        };
+        // Nanoseconds between a timestamp before `record`'s commands and one after them.
+        let time = |record: &dyn Fn()| -> Result<f64, VulkanError> {
+            {
+                let mut rec = self.rec();
+                rec.begin()?;
+                // SAFETY: recording into the open command buffer; the pool has two queries.
+                unsafe {
+                    d.cmd_reset_query_pool(rec.cb, pool, 0, 2);
+                    d.cmd_write_timestamp(rec.cb, vk::PipelineStageFlags::TOP_OF_PIPE, pool, 0);
+                }
+            }
+            record();
+            let mut rec = self.rec();
+            rec.begin()?;
+            // SAFETY: as above; the submit waits before the results are read.
+            unsafe {
+                d.cmd_write_timestamp(rec.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1);
+                rec.submit(&self.stats)?;
+                let mut ticks = [0u64; 2];
+                d.get_query_pool_results(
+                    pool,
+                    0,
+                    &mut ticks,
+                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                )?;
+                Ok((ticks[1].wrapping_sub(ticks[0]) & mask) as f64 * period)
+            }
+        };
+        let nops = |n: u32| {
+            for _ in 0..n {
+                self.run_ordered(
+                    "nop",
+                    [32, 0, 0, 0, 0, 0],
+                    [1, 1, 1],
+                    Push::new(),
+                    None,
+                    false,
+                );
+            }
+        };
+        let result = (|| {
+            let barrier_us =
+                (time(&|| nops(rounds))? - time(&|| nops(1))?) / 1e3 / (rounds - 1) as f64;
+            let mut grid_us = Vec::new();
+            for &g in groups {
+                // One dispatch of g workgroups meeting `r` times; its counters, and whether they all met.
+                let sync = |r: u32| -> Result<(f64, bool), VulkanError> {
+                    let cnt = self.tensor_from(&[0.0; 4], 1, 4);
+                    let ns = time(&|| {
+                        let push = Push::new().addr(cnt.addr()).u32(r).u32(1 << 20);
+                        let spec = [64, 0, 0, 0, 0, 0];
+                        self.run_ordered("gridsync", spec, [g, 1, 1], push, None, false)
+                    })?;
+                    let words: Vec<u32> = self.read(&cnt).iter().map(|v| v.to_bits()).collect();
+                    Ok((ns, words[2] == 0 && words[1] == r))
+                };
+                let (many, ok_many) = sync(rounds)?;
+                let (one, ok_one) = sync(1)?;
+                let us = (ok_many && ok_one).then(|| (many - one) / 1e3 / (rounds - 1) as f64);
+                grid_us.push((g, us));
+            }
+            Ok(SyncCosts {
+                barrier_us,
+                grid_us,
+            })
+        })();
+        // SAFETY: every submit that used the pool was waited for.
+        unsafe { d.destroy_query_pool(pool, None) };
+        result
     }
 
     pub fn stats(&self) -> &Stats {
@@ -2306,5 +2410,17 @@ mod tests {
         // Not asked for: none.
         let b = VulkanBackend::new(&VulkanOptions::default()).expect("a Vulkan device");
         assert!(b.pipeline_stats().unwrap().is_none());
+    }
+
+    /// `sync_costs`: one workgroup meeting itself always completes every round (the counters
+    /// say so), and the figures are finite.
+    #[test]
+    fn a_lone_workgroup_meets_itself_every_round() {
+        let b = VulkanBackend::new(&VulkanOptions::default()).expect("a Vulkan device");
+        let c = b.sync_costs(16, &[1]).unwrap();
+        assert!(c.barrier_us.is_finite());
+        assert_eq!(c.grid_us.len(), 1);
+        assert!(c.grid_us[0].1.is_some_and(f64::is_finite), "{c:?}");
+        assert!(b.rec().settled());
     }
 }

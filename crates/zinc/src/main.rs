@@ -8,6 +8,7 @@ mod perplexity;
 mod run;
 mod selftest;
 mod serve;
+mod sync_cost;
 mod synth;
 mod tokenize;
 
@@ -44,6 +45,10 @@ enum Command {
     Selftest(selftest::SelftestArgs),
     /// Write a full-size GGUF with random weights in a real model's shape (for benchmarks).
     Synth(synth::SynthArgs),
+    /// Timing: what one dependent stage costs on a Vulkan device, between dispatches and
+    /// inside one.
+    #[command(hide = true)]
+    SyncCost(sync_cost::SyncCostArgs),
     /// Serve an OpenAI-compatible API and the chat UI over HTTP.
     Serve(serve::ServeArgs),
     /// `serve`, then open the chat UI in the browser.
@@ -65,6 +70,7 @@ fn main() -> ExitCode {
         Command::Check(args) => check::check(&args),
         Command::Selftest(args) => selftest::selftest(&args),
         Command::Synth(args) => synth::synth(&args),
+        Command::SyncCost(args) => sync_cost::sync_cost(&args),
         Command::Serve(args) => serve::serve(&args),
         Command::Chat(args) => serve::chat(&args),
         Command::Tokenize(args) => tokenize::tokenize(&args),

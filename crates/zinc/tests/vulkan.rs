@@ -226,3 +226,37 @@ fn bench_json_reports_where_the_time_went() {
         assert!(r.get("stages_per_step").is_none(), "{r}");
     }
 }
+
+/// `zinc sync-cost` (hidden, timing): both kinds of stage measured on the device, one
+/// workgroup by default on a CPU device; bad counts refused by name.
+#[test]
+fn sync_cost_measures_both_kinds_of_stage() {
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_zinc"))
+            .args(["sync-cost", "--backend", "vulkan"])
+            .args(args)
+            .output()
+            .expect("run zinc")
+    };
+    let out = run(&["--rounds", "8"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("| pipeline barrier between one-workgroup dispatches |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| 1 workgroups meeting inside one dispatch |") && !text.contains("did not"),
+        "{text}"
+    );
+    for bad in [&["--rounds", "1"][..], &["--groups", "0"][..]] {
+        let out = run(bad);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(bad[0]), "{err}");
+    }
+}
