@@ -45,10 +45,12 @@ void main() {
                     atomicAdd(pc.cnt.v[1], 1u);
                 } else {
                     uint n = 0u;
-                    while (c.v[1] == gen && n < pc.spin_limit) {
+                    bool waiting = true;
+                    while (waiting && n < pc.spin_limit) {
+                        waiting = c.v[1] == gen;
                         n++;
                     }
-                    if (n >= pc.spin_limit) {
+                    if (waiting) {
                         atomicOr(pc.cnt.v[2], 1u);
                         failed = 1u;
                     }

@@ -18,7 +18,7 @@
 //   uint n_rot (≤ head_dim); uint neox; float freq_base; float freq_scale; float eps;
 //   uint nrows; uint flags (bit 0: norm the queries, bit 1: the keys).
 // Specialization constants: 0 = WG (rms_norm.comp's workgroup for the same group and rows, so
-//   the norms agree to the bit: the decode norm workgroup, 256, for decode steps); 1 = SG as in rms_norm.comp.
+//   the norms agree to the bit: the decode norm workgroup for decode steps); 1 = SG as in rms_norm.comp.
 // Dispatch: nrows · (nq + 2·nk) workgroups, z-folded; workgroup (row, h) with h < nq a query
 //   head, then nk key heads, then nk value heads.
 

@@ -34,7 +34,7 @@ pub struct DeviceInfo {
     pub cooperative_matrix: bool,
     /// VK_KHR_pipeline_executable_properties with pipelineExecutableInfo: the driver reports
     /// each pipeline's compiled statistics (registers, shared memory, …; `zinc bench
-    /// --pipeline-stats`).
+    /// --vk-pipeline-stats`).
     pub pipeline_stats: bool,
     pub buffer_device_address: bool,
     /// Bytes of device-local memory (the largest device-local heap).

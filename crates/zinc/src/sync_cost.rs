@@ -7,6 +7,9 @@ use anyhow::{bail, Result};
 
 use crate::load::{self, BackendChoice, ModelArgsLite};
 
+/// Polls of the counter a wait may take before the workgroups are reported not to have met.
+const SPIN_LIMIT: u32 = 1 << 20;
+
 #[derive(clap::Args)]
 pub struct SyncCostArgs {
     #[command(flatten)]
@@ -30,6 +33,9 @@ pub fn sync_cost(args: &SyncCostArgs) -> Result<()> {
     if args.groups.iter().any(|&g| g == 0 || g > 65_535) {
         bail!("--groups: each count 1 to 65,535");
     }
+    if !o.skip_kernels.is_empty() {
+        bail!("sync-cost times the barriers and kernels --vk-skip would leave out: drop --vk-skip");
+    }
     let b = load::vulkan_backend(&o)?;
     let groups = match (args.groups.is_empty(), b.device().kind) {
         (false, _) => args.groups.clone(),
@@ -42,7 +48,7 @@ pub fn sync_cost(args: &SyncCostArgs) -> Result<()> {
         b.device().name,
         groups.len() + 1
     );
-    let c = b.sync_costs(args.rounds, &groups)?;
+    let c = b.sync_costs(args.rounds, &groups, SPIN_LIMIT)?;
     println!("| synchronization | µs a stage |\n| --- | ---: |");
     println!(
         "| pipeline barrier between one-workgroup dispatches | {:.3} |",

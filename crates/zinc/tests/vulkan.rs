@@ -238,7 +238,7 @@ fn sync_cost_measures_both_kinds_of_stage() {
             .output()
             .expect("run zinc")
     };
-    let out = run(&["--rounds", "8"]);
+    let out = run(&["--rounds", "8", "--groups", "1"]);
     assert!(
         out.status.success(),
         "{}",
@@ -253,7 +253,11 @@ fn sync_cost_measures_both_kinds_of_stage() {
         text.contains("| 1 workgroups meeting inside one dispatch |") && !text.contains("did not"),
         "{text}"
     );
-    for bad in [&["--rounds", "1"][..], &["--groups", "0"][..]] {
+    for bad in [
+        &["--rounds", "1"][..],
+        &["--groups", "0"][..],
+        &["--vk-skip", "barrier"][..],
+    ] {
         let out = run(bad);
         assert!(!out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);

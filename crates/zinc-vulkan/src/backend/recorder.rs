@@ -355,6 +355,11 @@ impl Recorder {
         Ok(())
     }
 
+    /// A pipeline was bound outside `dispatch`: the next dispatch binds its own again.
+    pub(super) fn rebind(&mut self) {
+        self.bound = vk::Pipeline::null();
+    }
+
     /// Before a command: the barrier owed to the commands recorded before it, unless it runs
     /// `concurrent`ly with them (it reads nothing they write and writes nothing they touch).
     /// `writes` names the one buffer (by address) the command writes, where it says; a
