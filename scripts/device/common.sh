@@ -4,7 +4,12 @@
 # binary: $ZINC, default .dev/zinc), `synth` (the Qwen3-8B and Qwen3-30B-A3B files at /tmp/q8b.gguf
 # and /tmp/moe.gguf, in the background: `wait` for them) and `tps BINARY ARGS…` (one `zinc bench`
 # on Vulkan, its tok/s with the host's waiting share, the device's span, idle µs between tokens
-# and dependent stages, on one line).
+# and dependent stages, on one line), `gpu_selftest` (`zinc selftest` on Vulkan: its last line
+# and any failure), `decode_ab [OPTIONS…]` (the three decode tests — Qwen3-8B tg128, tg64 after
+# 4,096 tokens, Qwen3-30B-A3B tg128 — each twice, alternating with $ZINC_OLD where set, then once
+# with the options given), and for llama.cpp (LLAMA_SRC: its source, see
+# h200_cuda_vs_llama.sh) `build_llama [JOBS]` (its CUDA llama-bench, niced, logs and time in
+# $OUT) and `vs_llama` (the three side-by-sides through scripts/bench_vs_llama.py).
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig >/dev/null 2>&1
 [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 Z=${ZINC:-.dev/zinc}
@@ -16,4 +21,34 @@ tps() {
   local b=$1; shift
   echo "== $b $*: $(timeout 90 $b bench --backend vulkan "$@" 2>&1 | grep -E '^\| qwen|host waited|spanned|stages' \
     | tr '\n' ' ' | sed 's/zinc bench://g' | awk -F'|' '{print $1 $(NF-1) $NF}')"
+}
+gpu_selftest() {
+  timeout 100 $Z selftest --backend vulkan > $OUT/selftest.md 2>&1
+  echo "selftest rc=$? $(tail -1 $OUT/selftest.md)"; grep -i fail $OUT/selftest.md | head -5
+}
+decode_ab() {
+  for M in "-m /tmp/q8b.gguf -p 0 -n 128 -r 2" "-m /tmp/q8b.gguf -p 0 -n 64 -r 1 -d 4096" \
+    "-m /tmp/moe.gguf -p 0 -n 128 -r 2"; do
+    for i in 1 2; do tps $Z $M; [ -n "${ZINC_OLD:-}" ] && tps $ZINC_OLD $M; done
+    [ $# -gt 0 ] && tps $Z $M "$@"
+  done
+}
+LB=/tmp/lcu/build/bin/llama-bench
+build_llama() {
+  mkdir -p /tmp/lcu && tar -xJf ${LLAMA_SRC:-.dev/llama-src.tar.xz} -C /tmp/lcu
+  local start=$(date +%s)
+  nice -n 10 cmake -S /tmp/lcu/llama.cpp -B /tmp/lcu/build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+    -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
+    -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DCMAKE_BUILD_TYPE=Release > $OUT/cmake.log 2>&1
+  nice -n 10 cmake --build /tmp/lcu/build --target llama-bench -j ${1:-16} > $OUT/build.log 2>&1
+  echo "llama.cpp CUDA build: $(( $(date +%s) - start )) s" | tee $OUT/build-time.txt
+}
+vs_llama() {
+  local B="python3 scripts/bench_vs_llama.py --zinc $Z --llama-bench $LB --llama-arg=-fa --llama-arg=1"
+  echo "== Qwen3-8B: prompt 512, generation 128"
+  $B -m /tmp/q8b.gguf -p 512 -n 128 -r 3 --bandwidth-gbs 4300 --out $OUT/cuda-d0
+  echo "== Qwen3-8B: generation 128 after 4096 tokens"
+  $B -m /tmp/q8b.gguf -d 4096 -n 128 -r 2 --bandwidth-gbs 4300 --out $OUT/cuda-d4096
+  echo "== Qwen3-30B-A3B: prompt 512, generation 128"
+  $B -m /tmp/moe.gguf -p 512 -n 128 -r 2 --out $OUT/cuda-moe
 }

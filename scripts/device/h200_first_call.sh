@@ -9,16 +9,10 @@
 # parts as h200_s13_*.sh (docs/BENCHMARKS.md). About 6 minutes of device time. Needs $OUT,
 # ZINC and the Vulkan loader debs in .gl/ (see common.sh).
 . scripts/device/common.sh
-O=${ZINC_OLD:-}
 synth
-timeout 100 $Z selftest --backend vulkan > $OUT/selftest.md 2>&1
-echo "selftest rc=$? $(tail -1 $OUT/selftest.md)"; grep FAIL $OUT/selftest.md | head -5
+gpu_selftest
 wait
-for M in "-m /tmp/q8b.gguf -p 0 -n 128 -r 2" "-m /tmp/q8b.gguf -p 0 -n 64 -r 1 -d 4096" \
-  "-m /tmp/moe.gguf -p 0 -n 128 -r 2"; do
-  for i in 1 2; do tps $Z $M; [ -n "$O" ] && tps $O $M; done
-  tps $Z $M --vk-chunks 4x64
-done
+decode_ab --vk-chunks 4x64
 # What a stage costs as a pipeline barrier, and as workgroups meeting inside one dispatch
 # (whether a decode step could synchronize inside fewer dispatches).
 $Z sync-cost --backend vulkan --rounds 2000 2>&1 | tee $OUT/sync-cost.md

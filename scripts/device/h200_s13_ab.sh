@@ -1,15 +1,10 @@
 #!/bin/bash
-# ZINC against an earlier build (ZINC_OLD), alternating, on the decode tests, after `zinc
-# selftest` on the GPU. Needs $OUT, ZINC, ZINC_OLD and .gl/ (common.sh). About 5 minutes.
+# ZINC against an earlier build (ZINC_OLD), alternating, on the three decode tests, after `zinc
+# selftest` on the GPU, each test then once more with EXTRA's options (session 13: EXTRA='--vk-
+# norm-wg 64' at 854df7e, EXTRA='--vk-attn-ahead 8' at 651a2a2). Needs $OUT, ZINC, ZINC_OLD and
+# .gl/ (common.sh). About 5 minutes.
 . scripts/device/common.sh
-O=$ZINC_OLD
 synth
-timeout 100 $Z selftest --backend vulkan > $OUT/selftest.md 2>&1
-echo "selftest rc=$? $(tail -1 $OUT/selftest.md)"; grep -i fail $OUT/selftest.md | head -5
+gpu_selftest
 wait
-M="-m /tmp/q8b.gguf -p 0 -n 128 -r 2"
-for i in 1 2; do tps $Z $M; tps $O $M; done; tps $Z $M --vk-norm-wg 64
-M="-m /tmp/q8b.gguf -p 0 -n 64 -r 1 -d 4096"
-for i in 1 2; do tps $Z $M; tps $O $M; done; tps $Z $M --vk-norm-wg 64
-M="-m /tmp/moe.gguf -p 0 -n 128 -r 2"
-for i in 1 2; do tps $Z $M; tps $O $M; done; tps $Z $M --vk-norm-wg 64
+decode_ab ${EXTRA:-}

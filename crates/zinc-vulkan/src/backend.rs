@@ -423,10 +423,17 @@ pub struct VulkanBackend {
 /// the bit: norm_quant.comp, which spreads a row over workgroups that each sum it whole, and
 /// qk_prep.comp.
 fn norm_wg(group: usize, max_workgroup: u32) -> u32 {
-    // The largest power of two within the device's workgroups (Vulkan guarantees 128).
-    let most = (1u32 << (31 - max_workgroup.max(64).leading_zeros())).clamp(64, 512);
+    let most = pow2_workgroup(max_workgroup).min(512);
     ((group / 8).next_power_of_two() as u32).clamp(64, most)
 }
+
+/// The largest power-of-two workgroup within the device's (Vulkan guarantees 128), at least 64.
+fn pow2_workgroup(max_workgroup: u32) -> u32 {
+    1u32 << (31 - max_workgroup.max(64).leading_zeros())
+}
+
+/// `nop.comp`'s one workgroup (timing tools' empty stages): a single invocation.
+const NOP_SPEC: Spec = [1, 0, 0, 0, 0, 0];
 
 /// Decode steps' RMSNorm workgroup (`VulkanOptions::decode_norm_wg`).
 const DECODE_NORM_WG: u32 = 256;
@@ -540,7 +547,7 @@ impl VulkanBackend {
         rec.loose = BarrierAblation::of(&opts.skip_kernels)?;
         rec.spin = t.spin_wait;
         if t.pad_stages > 0 {
-            rec.pad = (t.pad_stages, ctx.pipeline("nop", [1, 0, 0, 0, 0, 0])?);
+            rec.pad = (t.pad_stages, ctx.pipeline("nop", NOP_SPEC)?);
         }
         let skip: Vec<String> = (opts.skip_kernels.iter())
             .filter(|n| !BarrierAblation::names_one(n))
@@ -646,11 +653,8 @@ impl VulkanBackend {
             });
         }
         let period = info.timestamp_period as f64;
-        let mask = match self.ctx.timestamp_bits {
-            64 => u64::MAX,
-            b => (1u64 << b) - 1,
-        };
-        let nop = self.ctx.pipeline("nop", [32, 0, 0, 0, 0, 0])?;
+        let mask = self.ctx.timestamp_mask();
+        let nop = self.ctx.pipeline("nop", NOP_SPEC)?;
         let grid = self.ctx.pipeline("gridsync", [64, 0, 0, 0, 0, 0])?;
         let d = &self.ctx.device;
         // SAFETY: a query pool of this device; destroyed below once the device is idle.
@@ -692,13 +696,8 @@ impl VulkanBackend {
             move |rec: &mut Recorder| {
                 for _ in 0..n {
                     rec.order(None, false, compute);
-                    // SAFETY: recording into the open command buffer.
-                    unsafe {
-                        d.cmd_bind_pipeline(rec.cb, vk::PipelineBindPoint::COMPUTE, nop);
-                        d.cmd_dispatch(rec.cb, 1, 1, 1);
-                    }
+                    rec.dispatch_raw(nop, [1, 1, 1], None);
                 }
-                rec.rebind();
             }
         };
         let result = (|| {
@@ -713,20 +712,9 @@ impl VulkanBackend {
                     let cnt = self.tensor_from(&[0.0; 4], 1, 4);
                     let push = Push::new().addr(cnt.addr()).u32(r).u32(spin_limit);
                     let ns = time(&|rec: &mut Recorder| {
-                        rec.order(None, false, compute); // after the counters' upload
-                                                         // SAFETY: recording into the open command buffer.
-                        unsafe {
-                            d.cmd_bind_pipeline(rec.cb, vk::PipelineBindPoint::COMPUTE, grid);
-                            d.cmd_push_constants(
-                                rec.cb,
-                                self.ctx.pipeline_layout(),
-                                vk::ShaderStageFlags::COMPUTE,
-                                0,
-                                push.as_bytes(),
-                            );
-                            d.cmd_dispatch(rec.cb, g, 1, 1);
-                        }
-                        rec.rebind();
+                        // After the counters' upload.
+                        rec.order(None, false, compute);
+                        rec.dispatch_raw(grid, [g, 1, 1], Some(&push));
                     })?;
                     let words: Vec<u32> = self.read(&cnt).iter().map(|v| v.to_bits()).collect();
                     Ok((ns, words[2] == 0 && words[1] == r))

@@ -393,6 +393,14 @@ impl Context {
         Ok(Some(out))
     }
 
+    /// The queue's timestamps' valid bits as a mask (tick differences are taken under it).
+    pub fn timestamp_mask(&self) -> u64 {
+        match self.timestamp_bits {
+            b if b >= 64 => u64::MAX,
+            b => (1u64 << b) - 1,
+        }
+    }
+
     pub fn queue(&self) -> vk::Queue {
         self.queue
     }

@@ -244,6 +244,12 @@ fn ablation<B: Backend>(
     test.run(&mut session, &random(test.n))?;
     drop(session);
     let counts = engine.backend.ablation(Some(&[])).unwrap_or_default();
+    // The table's title, how each run differs from the base, and its speed column.
+    let (title, how, col) = if twice {
+        ("takes on its own", "with it run twice", "with twice")
+    } else {
+        ("costs", "without it", "without")
+    };
     let mut rows = Vec::new();
     for (kernel, calls) in &counts {
         let asked = if twice {
@@ -254,8 +260,7 @@ fn ablation<B: Backend>(
         engine.backend.ablation(Some(std::slice::from_ref(&asked)));
         let m = test.measure(engine, random, false)?;
         let (tps, _) = stats(&m.samples);
-        let how = if twice { "with twice" } else { "without" };
-        eprintln!("zinc bench: {name} {how} {kernel}: {tps:.1} tok/s");
+        eprintln!("zinc bench: {name} {col} {kernel}: {tps:.1} tok/s");
         let us = if twice {
             1e6 / tps - 1e6 / base
         } else {
@@ -270,19 +275,11 @@ fn ablation<B: Backend>(
     } else {
         "a token"
     };
-    let mut t = if twice {
-        format!(
-            "What each kernel takes on its own ({name}, {base:.1} tok/s): the test with it run twice\n\
-             | kernel | calls {per} | tok/s with twice | µs a token | share |\n\
-             | --- | ---: | ---: | ---: | ---: |"
-        )
-    } else {
-        format!(
-            "What each kernel costs ({name}, {base:.1} tok/s): the test without it\n\
-             | kernel | calls {per} | tok/s without | µs a token | share |\n\
-             | --- | ---: | ---: | ---: | ---: |"
-        )
-    };
+    let mut t = format!(
+        "What each kernel {title} ({name}, {base:.1} tok/s): the test {how}\n\
+         | kernel | calls {per} | tok/s {col} | µs a token | share |\n\
+         | --- | ---: | ---: | ---: | ---: |"
+    );
     let token_us = 1e6 / base;
     for (k, calls, tps, us) in rows {
         let calls = match test.kind {

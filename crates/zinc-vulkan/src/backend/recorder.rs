@@ -170,7 +170,7 @@ fn upload_arena(ctx: &Arc<Context>, bytes: u64) -> Result<Buffer, VulkanError> {
 
 /// How long a wait polls its fence (`Recorder::spin`) before it sleeps on it: a decode step's
 /// last piece, but not a long prompt.
-pub(super) const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(20);
+const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Blocks until `fence` signals, adding the time to `waited`; `spin`: polls it first (for up
 /// to `SPIN_LIMIT`), so the host sees the signal without the driver's wake-up latency.
@@ -249,11 +249,7 @@ impl Recorder {
                 Some(StepClock {
                     pool: timestamps(2)?,
                     period: ctx.info.timestamp_period as f64,
-                    mask: if bits >= 64 {
-                        u64::MAX
-                    } else {
-                        (1u64 << bits) - 1
-                    },
+                    mask: ctx.timestamp_mask(),
                     on: false,
                     armed: false,
                     busy: std::time::Duration::ZERO,
@@ -355,9 +351,33 @@ impl Recorder {
         Ok(())
     }
 
-    /// A pipeline was bound outside `dispatch`: the next dispatch binds its own again.
-    pub(super) fn rebind(&mut self) {
-        self.bound = vk::Pipeline::null();
+    /// A dispatch of `pipe` (with `push` where it reads push constants) recorded into the open
+    /// command buffer as it is: no ordering, no profile entry, no count (timing tools' empty
+    /// stages and `VulkanBackend::sync_costs`).
+    pub(super) fn dispatch_raw(
+        &mut self,
+        pipe: vk::Pipeline,
+        groups: [u32; 3],
+        push: Option<&Push>,
+    ) {
+        let d = &self.ctx.device;
+        // SAFETY: recording into the open command buffer with a pipeline of this device.
+        unsafe {
+            if pipe != self.bound {
+                d.cmd_bind_pipeline(self.cb, vk::PipelineBindPoint::COMPUTE, pipe);
+                self.bound = pipe;
+            }
+            if let Some(p) = push {
+                d.cmd_push_constants(
+                    self.cb,
+                    self.ctx.pipeline_layout(),
+                    vk::ShaderStageFlags::COMPUTE,
+                    0,
+                    p.as_bytes(),
+                );
+            }
+            d.cmd_dispatch(self.cb, groups[0], groups[1], groups[2]);
+        }
     }
 
     /// Before a command: the barrier owed to the commands recorded before it, unless it runs
@@ -376,15 +396,10 @@ impl Recorder {
             _ => false,
         };
         if !self.since.is_empty() && !free {
-            for _ in 0..self.pad.0 {
+            let (pads, nop) = self.pad;
+            for _ in 0..pads {
                 self.barrier(self.since, vk::PipelineStageFlags::COMPUTE_SHADER);
-                // SAFETY: recording into the open command buffer with a pipeline of this device.
-                unsafe {
-                    let d = &self.ctx.device;
-                    d.cmd_bind_pipeline(self.cb, vk::PipelineBindPoint::COMPUTE, self.pad.1);
-                    d.cmd_dispatch(self.cb, 1, 1, 1);
-                }
-                self.bound = self.pad.1;
+                self.dispatch_raw(nop, [1, 1, 1], None);
                 self.since = vk::PipelineStageFlags::COMPUTE_SHADER;
                 self.barriers += 1;
             }
