@@ -45,7 +45,10 @@
 //   order for up to 8 slots); 4 = PB, pieces of a block
 //   per lane (1, 2 or 4, default 1): LPB = 8 / PB lanes share a block, lane j of them taking
 //   pieces j, j + LPB, … (each piece's loads still coalesce across the LPB lanes), so a lane
-//   has PB · 16 bytes of each row's quants in flight a pass; LPR ≥ LPB. (Each workgroup routing
+//   has PB · 16 bytes of each row's quants in flight a pass; LPR ≥ LPB. Bits 4–7 of the same
+//   constant: PASSES − 1, passes (LPR / LPB blocks of a row each) whose loads a lane issues
+//   before their math (1, 2 or 4; a pass past the row's end reads a block of the first and adds
+//   nothing, so the sums keep their order and bits). (Each workgroup routing
 //   its token itself from the router's logits measured 149.5 against 205 tok/s on the H200,
 //   Qwen3-30B-A3B, and was removed.)
 // Then Floats nz; Words side; Floats g; Words cnt; float eps; uint flags (bits 2 and 3:
@@ -66,7 +69,10 @@ layout(constant_id = 0) const uint WG = 128;
 layout(constant_id = 1) const uint LPR = 32;
 layout(constant_id = 2) const uint NR = 1;
 layout(constant_id = 3) const uint MOE = 0;
-layout(constant_id = 4) const uint PB = 1;
+// 4 = PB, and the passes (below) less one in bits 4–7.
+layout(constant_id = 4) const uint PBX = 1;
+const uint PB = PBX & 15u;
+const uint PASSES = (PBX >> 4) + 1u;
 // 5 = NORM: bit 0 FUSE, bit 1 RS (below; specialized so that kernels without them carry none of
 // their code or registers).
 layout(constant_id = 5) const uint NORM = 0;
@@ -301,7 +307,11 @@ void main() {
             // more passes' loads before their math measured slower on the H200: Qwen3-8B decode
             // 209 → 204, 181, 168 tok/s for 2, 4, 8 — registers cost more than the loads in
             // flight won.)
-            for (uint b = lane / LPB; b < nblocks; b += LPR / LPB) {
+            for (uint b0 = lane / LPB; b0 < nblocks; b0 += PASSES * (LPR / LPB)) {
+              [[unroll]] for (uint ps = 0u; ps < PASSES; ps++) {
+                uint bu = b0 + ps * (LPR / LPB);
+                bool inrow = bu < nblocks;
+                uint b = inrow ? bu : b0; // past the end: a block of this pass, its sum dropped
                 [[unroll]] for (uint pp = 0u; pp < PB; pp++) {
                     uint piece = lane % LPB + pp * LPB;
 #if defined(TYPE_Q4_K)
@@ -329,7 +339,8 @@ void main() {
                         int mins = int(sm0.y) * s0 + int(sm1.y) * s1;
                         float d = f16_bits_to_f32(hd.x & 0xFFFFu);
                         float dmin = f16_bits_to_f32(hd.x >> 16);
-                        part[k] += c0.x * (d * float(sumi) - dmin * float(mins));
+                        float v = c0.x * (d * float(sumi) - dmin * float(mins));
+                        part[k] += inrow ? v : 0.0;
                     }
 #elif defined(TYPE_Q6_K)
                     uint n = piece / 4u, p = piece % 4u, l = p % 2u, qa = p / 2u;
@@ -361,12 +372,14 @@ void main() {
                         int sa = bitfieldExtract(int(sc[ja >> 2]), int((ja & 3u) * 8u), 8);
                         int sb = bitfieldExtract(int(sc[jb >> 2]), int((jb & 3u) * 8u), 8);
                         int sum = sa * (da - 32 * s0) + sb * (db - 32 * s1);
-                        part[k] += c0.x * f16_bits_to_f32(dw & 0xFFFFu) * float(sum);
+                        float v = c0.x * f16_bits_to_f32(dw & 0xFFFFu) * float(sum);
+                        part[k] += inrow ? v : 0.0;
                     }
 #else
 #error matvec_dec.comp has no variant for this format
 #endif
                 }
+              }
             }
         }
         [[unroll]] for (uint k = 0u; k < NR; k++) {

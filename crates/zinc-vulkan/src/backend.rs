@@ -115,6 +115,99 @@ pub struct SyncCosts {
     pub grid_us: Vec<(u32, Option<f64>)>,
 }
 
+/// `VulkanBackend::matvec_costs`: one weight's decode mat-vec as a dependent stage.
+#[derive(Clone, Debug)]
+pub struct MatvecCost {
+    /// Workgroups of the mat-vec (and of the stream read beside it).
+    pub groups: usize,
+    /// The weight's bytes as the device holds them.
+    pub bytes: u64,
+    /// µs a stage: the mat-vec, and a dispatch that only reads its bytes.
+    pub matvec_us: f64,
+    pub read_us: f64,
+}
+
+/// Timing tools' clock (`sync_costs`, `matvec_costs`): two timestamps, and while it lives a
+/// recording stays in one command buffer (the host's recording speed stays out of a span).
+struct Timer {
+    pool: vk::QueryPool,
+    period: f64,
+    mask: u64,
+    /// The recorder's pieces before (`finish` puts them back).
+    chunks: [u32; 2],
+}
+
+impl Timer {
+    fn new(b: &VulkanBackend) -> Result<Timer, VulkanError> {
+        let info = &b.ctx.info;
+        if b.ctx.timestamp_bits == 0 || info.timestamp_period <= 0.0 {
+            return Err(VulkanError::Unusable {
+                name: info.name.clone(),
+                why: "its compute queue writes no timestamps".into(),
+            });
+        }
+        // SAFETY: a query pool of this device; destroyed in `finish` once the device is idle.
+        let pool = unsafe {
+            b.ctx.device.create_query_pool(
+                &vk::QueryPoolCreateInfo::default()
+                    .query_type(vk::QueryType::TIMESTAMP)
+                    .query_count(2),
+                None,
+            )?
+        };
+        let chunks = b.rec().set_chunks([u32::MAX; 2]);
+        Ok(Timer {
+            pool,
+            period: info.timestamp_period as f64,
+            mask: b.ctx.timestamp_mask(),
+            chunks,
+        })
+    }
+
+    /// Nanoseconds between a timestamp before the commands `record` records and one after
+    /// them, all in one command buffer (`record` must not submit).
+    fn span_ns(&self, b: &VulkanBackend, record: &dyn Fn()) -> Result<f64, VulkanError> {
+        let d = &b.ctx.device;
+        {
+            let mut rec = b.rec();
+            rec.begin()?;
+            // SAFETY: recording into the open command buffer; the pool has two queries.
+            unsafe {
+                d.cmd_reset_query_pool(rec.cb, self.pool, 0, 2);
+                d.cmd_write_timestamp(rec.cb, vk::PipelineStageFlags::TOP_OF_PIPE, self.pool, 0);
+            }
+        }
+        record();
+        let mut rec = b.rec();
+        rec.begin()?;
+        // SAFETY: as above; the submit waits before the results are read.
+        unsafe {
+            d.cmd_write_timestamp(rec.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, self.pool, 1);
+            rec.submit(&b.stats)?;
+            let mut ticks = [0u64; 2];
+            d.get_query_pool_results(
+                self.pool,
+                0,
+                &mut ticks,
+                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+            )?;
+            Ok((ticks[1].wrapping_sub(ticks[0]) & self.mask) as f64 * self.period)
+        }
+    }
+
+    /// The recorder's pieces back as they were; the pool destroyed once the device is idle
+    /// (on an error path a recorded command may still name it).
+    fn finish(self, b: &VulkanBackend) -> Result<(), VulkanError> {
+        b.rec().set_chunks(self.chunks);
+        // SAFETY: nothing that used the pool can still run once the device is idle.
+        unsafe {
+            b.ctx.device.device_wait_idle()?;
+            b.ctx.device.destroy_query_pool(self.pool, None);
+        }
+        Ok(())
+    }
+}
+
 /// attn_dec.comp's shape for one decode step (`attn_dec_plan`).
 struct AttnDecPlan {
     /// Its LPK: invocations per key.
@@ -645,55 +738,15 @@ impl VulkanBackend {
         spin_limit: u32,
     ) -> Result<SyncCosts, VulkanError> {
         let rounds = rounds.max(2);
-        let info = &self.ctx.info;
-        if self.ctx.timestamp_bits == 0 || info.timestamp_period <= 0.0 {
-            return Err(VulkanError::Unusable {
-                name: info.name.clone(),
-                why: "its compute queue writes no timestamps".into(),
-            });
-        }
-        let period = info.timestamp_period as f64;
-        let mask = self.ctx.timestamp_mask();
         let nop = self.ctx.pipeline("nop", NOP_SPEC)?;
         let grid = self.ctx.pipeline("gridsync", [64, 0, 0, 0, 0, 0])?;
-        let d = &self.ctx.device;
-        // SAFETY: a query pool of this device; destroyed below once the device is idle.
-        let pool = unsafe {
-            d.create_query_pool(
-                &vk::QueryPoolCreateInfo::default()
-                    .query_type(vk::QueryType::TIMESTAMP)
-                    .query_count(2),
-                None,
-            )?
-        };
-        // Nanoseconds between a timestamp before `record`'s commands and one after them, all
-        // in the one command buffer `record` writes to (nothing else is recorded meanwhile:
-        // the recorder stays locked).
-        let time = |record: &dyn Fn(&mut Recorder)| -> Result<f64, VulkanError> {
-            let mut rec = self.rec();
-            rec.begin()?;
-            // SAFETY: recording into the open command buffer; the pool has two queries; the
-            // submit waits before the results are read.
-            unsafe {
-                d.cmd_reset_query_pool(rec.cb, pool, 0, 2);
-                d.cmd_write_timestamp(rec.cb, vk::PipelineStageFlags::TOP_OF_PIPE, pool, 0);
-                record(&mut rec);
-                d.cmd_write_timestamp(rec.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, 1);
-                rec.submit(&self.stats)?;
-                let mut ticks = [0u64; 2];
-                d.get_query_pool_results(
-                    pool,
-                    0,
-                    &mut ticks,
-                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
-                )?;
-                Ok((ticks[1].wrapping_sub(ticks[0]) & mask) as f64 * period)
-            }
-        };
+        let timer = Timer::new(self)?;
+        let time = |record: &dyn Fn()| timer.span_ns(self, record);
         let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
         // `n` empty dispatches, each after a barrier on the one before.
         let nops = |n: u32| {
-            move |rec: &mut Recorder| {
+            move || {
+                let mut rec = self.rec();
                 for _ in 0..n {
                     rec.order(None, false, compute);
                     rec.dispatch_raw(nop, [1, 1, 1], None);
@@ -711,8 +764,9 @@ impl VulkanBackend {
                 let sync = |r: u32| -> Result<(f64, bool), VulkanError> {
                     let cnt = self.tensor_from(&[0.0; 4], 1, 4);
                     let push = Push::new().addr(cnt.addr()).u32(r).u32(spin_limit);
-                    let ns = time(&|rec: &mut Recorder| {
+                    let ns = time(&|| {
                         // After the counters' upload.
+                        let mut rec = self.rec();
                         rec.order(None, false, compute);
                         rec.dispatch_raw(grid, [g, 1, 1], Some(&push));
                     })?;
@@ -729,12 +783,87 @@ impl VulkanBackend {
                 grid_us,
             })
         })();
-        // SAFETY: nothing that used the pool can still run once the device is idle (on an
-        // error path a recorded command may still name it).
-        unsafe {
-            d.device_wait_idle()?;
-            d.destroy_query_pool(pool, None);
+        timer.finish(self)?;
+        result
+    }
+
+    /// Timing only (`zinc matvec-cost`): what `w`'s decode mat-vec (one token, on the kernel and
+    /// shape a decode step takes, its input quantized once) costs as a dependent stage by the
+    /// device's clock, and what a dispatch of as many workgroups that only reads the same bytes
+    /// costs (`stream_read.comp`, `loads` 16-byte loads an invocation in flight: the floor).
+    /// Each figure is the difference between `rounds` such stages and one, per stage, each
+    /// measurement one command buffer between two timestamps.
+    pub fn matvec_costs(
+        &self,
+        w: &VkWeight,
+        rounds: u32,
+        loads: u32,
+    ) -> Result<MatvecCost, VulkanError> {
+        let rounds = rounds.max(2);
+        let (rows, cols) = (w.rows(), w.cols());
+        if !self.dec_kernel_for(w, 1) {
+            return Err(VulkanError::BadOption(format!(
+                "matvec-cost times matvec_dec.comp's decode mat-vecs (Q4_K, Q6_K; rows a \
+                 multiple of 256 values): not {} {rows} × {cols}",
+                w.ty.name()
+            )));
         }
+        if ![1, 2, 4, 8].contains(&loads) {
+            return Err(VulkanError::BadOption(format!(
+                "stream-read loads in flight: 1, 2, 4 or 8, not {loads}"
+            )));
+        }
+        let [lpr, nr, wg, _] = self.dec_shape(w.ty);
+        let wg = wg.max(lpr);
+        let groups = rows.div_ceil((wg / lpr * nr) as usize);
+        let bytes = rows as u64 * w.row_bytes;
+        let xv: Vec<f32> = (0..cols)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0)
+            .collect();
+        let x = self.tensor_from(&xv, 1, cols);
+        let y = self.new_tensor(1, rows);
+        let sink = self.new_tensor(1, groups);
+        let (x, y, sink) = (&x, &y, &sink);
+        let timer = Timer::new(self)?;
+        let result = (|| {
+            let matvecs = |n: u32| {
+                move || {
+                    for _ in 0..n {
+                        self.matvecq(w, x, y.addr(), false, None);
+                    }
+                }
+            };
+            let reads = |n: u32| {
+                move || {
+                    for _ in 0..n {
+                        let push = Push::new()
+                            .addr(w.buf.address)
+                            .addr(sink.addr())
+                            .u32((bytes / 16) as u32)
+                            .u32(groups as u32);
+                        let spec = [wg, loads, 0, 0, 0, 0];
+                        let g = fold(groups);
+                        self.run_ordered("stream_read", spec, g, push, Some(sink.addr()), false);
+                    }
+                }
+            };
+            let per_stage = |many: f64, one: f64| (many - one) / 1e3 / (rounds - 1) as f64;
+            let matvec_us = per_stage(
+                timer.span_ns(self, &matvecs(rounds))?,
+                timer.span_ns(self, &matvecs(1))?,
+            );
+            let read_us = per_stage(
+                timer.span_ns(self, &reads(rounds))?,
+                timer.span_ns(self, &reads(1))?,
+            );
+            Ok(MatvecCost {
+                groups,
+                bytes,
+                matvec_us,
+                read_us,
+            })
+        })();
+        timer.finish(self)?;
         result
     }
 

@@ -15,8 +15,8 @@ mod context;
 pub mod device;
 
 pub use backend::{
-    kernel_plan, KernelPlan, Stats, SyncCosts, VkKvCache, VkTensor, VkWeight, VulkanBackend,
-    VulkanOptions, SPAN as PROFILE_SPAN,
+    kernel_plan, KernelPlan, MatvecCost, Stats, SyncCosts, VkKvCache, VkTensor, VkWeight,
+    VulkanBackend, VulkanOptions, SPAN as PROFILE_SPAN,
 };
 pub use device::{DeviceInfo, DeviceKind};
 

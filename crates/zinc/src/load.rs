@@ -63,6 +63,10 @@ pub struct ModelArgs {
     /// or 4 (kernel tuning; default 2 for Q4_K, 1 for Q6_K).
     #[arg(long, hide = true)]
     pub vk_decode_pieces: Option<u32>,
+    /// Vulkan K-quant decode mat-vec: passes whose loads a lane issues before their math, 1, 2
+    /// or 4 (kernel tuning).
+    #[arg(long, hide = true)]
+    pub vk_decode_passes: Option<u32>,
     /// Vulkan decode attention: about this many key slices at long contexts (kernel tuning;
     /// default 16).
     #[arg(long, hide = true)]
@@ -253,6 +257,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_decode_matvec: None,
         vk_decode_kquant: None,
         vk_decode_pieces: None,
+        vk_decode_passes: None,
         vk_decode_q6k: None,
         vk_attn_slices: None,
         vk_attn_wg: None,
@@ -333,6 +338,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         decode_matvec: args.vk_decode_matvec,
         decode_kquant: args.vk_decode_kquant,
         decode_pieces: args.vk_decode_pieces,
+        decode_passes: args.vk_decode_passes,
         decode_q6k: args.vk_decode_q6k,
         attn_slices: args.vk_attn_slices,
         attn_wg: args.vk_attn_wg,

@@ -4,6 +4,7 @@ mod bench;
 mod check;
 mod inspect;
 mod load;
+mod matvec_cost;
 mod perplexity;
 mod run;
 mod selftest;
@@ -49,6 +50,10 @@ enum Command {
     /// inside one.
     #[command(hide = true)]
     SyncCost(sync_cost::SyncCostArgs),
+    /// Timing: each decode mat-vec shape of a model on a Vulkan device, against a dispatch
+    /// that only reads its bytes.
+    #[command(hide = true)]
+    MatvecCost(matvec_cost::MatvecCostArgs),
     /// Serve an OpenAI-compatible API and the chat UI over HTTP.
     Serve(serve::ServeArgs),
     /// `serve`, then open the chat UI in the browser.
@@ -71,6 +76,7 @@ fn main() -> ExitCode {
         Command::Selftest(args) => selftest::selftest(&args),
         Command::Synth(args) => synth::synth(&args),
         Command::SyncCost(args) => sync_cost::sync_cost(&args),
+        Command::MatvecCost(args) => matvec_cost::matvec_cost(&args),
         Command::Serve(args) => serve::serve(&args),
         Command::Chat(args) => serve::chat(&args),
         Command::Tokenize(args) => tokenize::tokenize(&args),

@@ -35,6 +35,9 @@ pub struct VulkanOptions {
     /// `matvec_dec.comp`'s 16-byte pieces of a block per lane (1, 2 or 4; its `PB`) for every
     /// K-quant as given, kernel tuning. `None`: 2 for Q4_K, 1 for Q6_K.
     pub decode_pieces: Option<u32>,
+    /// `matvec_dec.comp`'s passes whose loads a lane issues before their math (1, 2 or 4; its
+    /// `PASSES`), kernel tuning. `None`: 1.
+    pub decode_passes: Option<u32>,
     /// Decode attention: about this many key slices at long contexts (1–128), kernel tuning.
     /// `None`: `ATTN_DEC_SLICES` (16; H200, Qwen3-8B tg64 at 4,096 tokens with a query head a
     /// workgroup: 16 216.7, 32 211.3 tok/s; before, with all of a KV head's: 16 172.1, 32
@@ -394,7 +397,15 @@ impl Tuning {
                 |p| matches!(p, 1 | 2 | 4),
                 |p| format!("decode pieces {p} (1, 2 or 4)"),
             )?;
-            shape[3] = pieces;
+            let passes = checked(
+                opts.decode_passes,
+                1,
+                |p| matches!(p, 1 | 2 | 4),
+                |p| format!("decode passes {p} (1, 2 or 4)"),
+            )?;
+            // The kernel's constant 4: the pieces, and the passes less one in bits 4–7.
+            let pbx = pieces | (passes - 1) << 4;
+            shape[3] = pbx;
             if on_cpu || !int_dot {
                 *shape = [0; 4];
             }
@@ -408,7 +419,7 @@ impl Tuning {
                     && (l.max(64)..=info.max_workgroup.min(1024)).contains(&w)
                 {
                     if int_dot {
-                        *shape = [l, r, w, pieces];
+                        *shape = [l, r, w, pbx];
                     }
                 } else {
                     return Err(VulkanError::BadOption(format!(

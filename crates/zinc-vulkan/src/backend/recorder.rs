@@ -289,6 +289,13 @@ impl Recorder {
         }
     }
 
+    /// Timing tools: sets the commands a piece of a recording holds (`new`'s `chunks`) and
+    /// returns the setting before.
+    pub(super) fn set_chunks(&mut self, chunks: [u32; 2]) -> [u32; 2] {
+        self.limit = chunks[0];
+        std::mem::replace(&mut self.chunks, chunks)
+    }
+
     /// Nothing recorded and not yet waited for: no open command buffer, no piece in flight, no
     /// recording begun.
     #[cfg(test)]
