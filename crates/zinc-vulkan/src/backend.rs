@@ -787,19 +787,31 @@ impl VulkanBackend {
         result
     }
 
-    /// Timing only (`zinc matvec-cost`): what `w`'s decode mat-vec (one token, on the kernel and
-    /// shape a decode step takes, its input quantized once) costs as a dependent stage by the
-    /// device's clock, and what a dispatch of as many workgroups that only reads the same bytes
+    /// Timing only (`zinc matvec-cost`): what a weight's decode mat-vec (one token, on the kernel
+    /// and shape a decode step takes, its input quantized once) costs as a dependent stage by
+    /// the device's clock, stage after stage on its `copies` in turn (enough of them that the
+    /// device's last-level cache cannot serve one from its last run, as in a decode step), and what a dispatch of as many workgroups that only reads the same bytes
     /// costs (`stream_read.comp`, `loads` 16-byte loads an invocation in flight: the floor).
     /// Each figure is the difference between `rounds` such stages and one, per stage, each
     /// measurement one command buffer between two timestamps.
     pub fn matvec_costs(
         &self,
-        w: &VkWeight,
+        copies: &[VkWeight],
         rounds: u32,
         loads: u32,
     ) -> Result<MatvecCost, VulkanError> {
         let rounds = rounds.max(2);
+        let Some(w) = copies.first() else {
+            return Err(VulkanError::BadOption("matvec-cost: no weight to time".into()));
+        };
+        if copies
+            .iter()
+            .any(|c| c.ty != w.ty || c.dims != w.dims || c.row_bytes != w.row_bytes)
+        {
+            return Err(VulkanError::BadOption(
+                "matvec-cost: copies of one weight, one format and shape".into(),
+            ));
+        }
         let (rows, cols) = (w.rows(), w.cols());
         if !self.dec_kernel_for(w, 1) {
             return Err(VulkanError::BadOption(format!(
@@ -828,14 +840,16 @@ impl VulkanBackend {
         let result = (|| {
             let matvecs = |n: u32| {
                 move || {
-                    for _ in 0..n {
+                    for i in 0..n as usize {
+                        let w = &copies[i % copies.len()];
                         self.matvecq(w, x, y.addr(), false, None);
                     }
                 }
             };
             let reads = |n: u32| {
                 move || {
-                    for _ in 0..n {
+                    for i in 0..n as usize {
+                        let w = &copies[i % copies.len()];
                         let push = Push::new()
                             .addr(w.buf.address)
                             .addr(sink.addr())

@@ -9,7 +9,8 @@ use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
 /// subgroup holds a row, else shared memory); 64 with integer dots off runs the float mat-vec
 /// of devices without them. The second and last run K-quant decode steps on matvec_dec.comp
 /// (GPUs' default shape with 2 passes' loads at once, then 3 rows per group of 16 lanes with 4,
-/// rows of fewer blocks than that leaving passes past their end; its MoE form is held to the CPU
+/// rows of fewer blocks than that leaving passes past their end, Q4_K lanes taking sub-block
+/// pairs; its MoE form is held to the CPU
 /// and to the generic kernels in end_to_end.rs, the suite's experts being Q8_0/Q4_0); of the two
 /// on GPU-style attention, the second merges attn_dec.comp's slices in place (`attn_merge`,
 /// two query heads a workgroup), the last writes the output of up to 1,024 keys from one
@@ -19,7 +20,7 @@ use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
 fn vulkan_backend_conforms_without_validation_errors() {
     for (tpr, int_dot, cpu_attention, decode, kquant, pieces) in [
         (1, true, true, None, None, None),
-        (16, true, false, None, Some((32, 2, 128)), Some((4, 2))),
+        (16, true, false, None, Some((32, 2, 128)), Some((4, 2, false))),
         (64, false, true, None, None, None),
         (
             8,
@@ -27,7 +28,7 @@ fn vulkan_backend_conforms_without_validation_errors() {
             false,
             Some((8, 4, 64)),
             Some((16, 3, 64)),
-            Some((2, 4)),
+            Some((2, 4, true)),
         ),
     ] {
         conforms(tpr, int_dot, cpu_attention, decode, kquant, pieces);
@@ -42,7 +43,7 @@ fn conforms(
     cpu_attention: bool,
     decode: Shape,
     kquant: Shape,
-    pieces: Option<(u32, u32)>,
+    pieces: Option<(u32, u32, bool)>,
 ) {
     let b = VulkanBackend::new(&VulkanOptions {
         device: None,
@@ -55,6 +56,7 @@ fn conforms(
         decode_kquant: kquant,
         decode_pieces: pieces.map(|p| p.0),
         decode_passes: pieces.map(|p| p.1),
+        decode_pair: pieces.map(|p| p.2),
         // Decode attention: 128 invocations a slice loading 8 keys at once (the GPU-style run
         // with the in-place merge), else 256 loading 2.
         attn_wg: Some(if tpr == 16 { 128 } else { 256 }),
@@ -82,7 +84,7 @@ fn conforms(
     })
     .expect("a Vulkan device with the validation layer (CI installs lavapipe and vulkan-validationlayers)");
     eprintln!(
-        "device: {} ({}), {tpr} threads per row, integer dots {int_dot} (device: {}), CPU-style attention {cpu_attention}, decode mat-vec {decode:?}, K-quants {kquant:?} × (pieces, passes) {pieces:?}",
+        "device: {} ({}), {tpr} threads per row, integer dots {int_dot} (device: {}), CPU-style attention {cpu_attention}, decode mat-vec {decode:?}, K-quants {kquant:?} × (pieces, passes, pair) {pieces:?}",
         b.device().name,
         b.device().driver_info,
         b.device().integer_dot_product

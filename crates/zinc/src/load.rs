@@ -67,6 +67,10 @@ pub struct ModelArgs {
     /// or 4 (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_decode_passes: Option<u32>,
+    /// Vulkan Q4_K decode mat-vec at 2 pieces a lane: a lane's pieces one pair of sub-blocks
+    /// (kernel tuning).
+    #[arg(long, hide = true)]
+    pub vk_decode_pair: Option<bool>,
     /// Vulkan decode attention: about this many key slices at long contexts (kernel tuning;
     /// default 16).
     #[arg(long, hide = true)]
@@ -258,6 +262,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_decode_kquant: None,
         vk_decode_pieces: None,
         vk_decode_passes: None,
+        vk_decode_pair: None,
         vk_decode_q6k: None,
         vk_attn_slices: None,
         vk_attn_wg: None,
@@ -339,6 +344,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         decode_kquant: args.vk_decode_kquant,
         decode_pieces: args.vk_decode_pieces,
         decode_passes: args.vk_decode_passes,
+        decode_pair: args.vk_decode_pair,
         decode_q6k: args.vk_decode_q6k,
         attn_slices: args.vk_attn_slices,
         attn_wg: args.vk_attn_wg,

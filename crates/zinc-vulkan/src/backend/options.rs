@@ -38,6 +38,9 @@ pub struct VulkanOptions {
     /// `matvec_dec.comp`'s passes whose loads a lane issues before their math (1, 2 or 4; its
     /// `PASSES`), kernel tuning. `None`: 1.
     pub decode_passes: Option<u32>,
+    /// `matvec_dec.comp`'s PAIR for Q4_K at 2 pieces a lane (a lane's pieces the two halves of
+    /// one pair of sub-blocks), kernel tuning. `None`: off.
+    pub decode_pair: Option<bool>,
     /// Decode attention: about this many key slices at long contexts (1–128), kernel tuning.
     /// `None`: `ATTN_DEC_SLICES` (16; H200, Qwen3-8B tg64 at 4,096 tokens with a query head a
     /// workgroup: 16 216.7, 32 211.3 tok/s; before, with all of a KV head's: 16 172.1, 32
@@ -404,7 +407,14 @@ impl Tuning {
                 |p| format!("decode passes {p} (1, 2 or 4)"),
             )?;
             // The kernel's constant 4: the pieces, and the passes less one in bits 4–7.
-            let pbx = pieces | (passes - 1) << 4;
+            // PAIR applies to Q4_K at 2 pieces (Q6_K's kernel has no such form).
+            let pair = opts.decode_pair.unwrap_or(false) && f == 0;
+            if pair && pieces != 2 {
+                return Err(VulkanError::BadOption(format!(
+                    "decode pair needs 2 pieces a lane, not {pieces}"
+                )));
+            }
+            let pbx = pieces | (passes - 1) << 4 | u32::from(pair) << 8;
             shape[3] = pbx;
             if on_cpu || !int_dot {
                 *shape = [0; 4];
