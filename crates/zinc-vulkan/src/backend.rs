@@ -525,6 +525,10 @@ fn pow2_workgroup(max_workgroup: u32) -> u32 {
     1u32 << (31 - max_workgroup.max(64).leading_zeros())
 }
 
+/// Q4_K decode mat-vecs of fewer rows take one row a group of lanes at the default shape, two
+/// from here up (H200, `zinc matvec-cost`: 1,024 × 4,096 4.93 µs at one row, 6.26 at two).
+const DEC_NR2_ROWS: usize = 4096;
+
 /// `nop.comp`'s one workgroup (timing tools' empty stages): a single invocation.
 const NOP_SPEC: Spec = [1, 0, 0, 0, 0, 0];
 
@@ -802,7 +806,9 @@ impl VulkanBackend {
     ) -> Result<MatvecCost, VulkanError> {
         let rounds = rounds.max(2);
         let Some(w) = copies.first() else {
-            return Err(VulkanError::BadOption("matvec-cost: no weight to time".into()));
+            return Err(VulkanError::BadOption(
+                "matvec-cost: no weight to time".into(),
+            ));
         };
         if copies
             .iter()
@@ -825,7 +831,7 @@ impl VulkanBackend {
                 "stream-read loads in flight: 1, 2, 4 or 8, not {loads}"
             )));
         }
-        let [lpr, nr, wg, _] = self.dec_shape(w.ty);
+        let [lpr, nr, wg, _] = self.dec_shape(w);
         let wg = wg.max(lpr);
         let groups = rows.div_ceil((wg / lpr * nr) as usize);
         let bytes = rows as u64 * w.row_bytes;
@@ -1539,18 +1545,24 @@ impl VulkanBackend {
             && matches!(w.ty, GgmlType::Q4_K | GgmlType::Q6_K)
             && w.cols().is_multiple_of(256)
             && w.row_bytes.is_multiple_of(16)
-            && self.dec_shape(w.ty)[0] > 0
+            && self.dec_shape(w)[0] > 0
     }
 
-    /// matvec_dec.comp's [LPR, NR, WG, PB] for weights of type `ty` (zeros: not used).
-    pub(super) fn dec_shape(&self, ty: GgmlType) -> [u32; 4] {
-        match ty {
-            GgmlType::Q4_K => self.tune.decode_kquant[0],
+    /// matvec_dec.comp's [LPR, NR, WG, PB] for `w` (zeros: not used).
+    pub(super) fn dec_shape(&self, w: &VkWeight) -> [u32; 4] {
+        match w.ty {
+            GgmlType::Q4_K => {
+                let mut s = self.tune.decode_kquant[0];
+                // Fewer rows than that: one row a group (twice the workgroups).
+                if self.tune.decode_rows_auto && w.rows() < DEC_NR2_ROWS {
+                    s[1] = 1;
+                }
+                s
+            }
             GgmlType::Q6_K => self.tune.decode_kquant[1],
             _ => [0; 4],
         }
     }
-
     /// `y = W · x` (or `y += W · x` with `accumulate`) on the integer-dot kernel; false (nothing
     /// recorded) where `w`'s format has no such path. `fuse`: matvec_dec.comp's FUSE block (the
     /// caller's `fuse_begin` said it applies).
@@ -1586,7 +1598,7 @@ impl VulkanBackend {
         // lanes); other decode steps: a token per invocation, NR rows per group of lanes;
         // prompts: NT tokens share each weight read.
         let (shader, nt, tpr, nr, wg): (&'static str, u32, u32, u32, u32) = if kquant {
-            let [lpr, nr, wg, _] = self.dec_shape(w.ty);
+            let [lpr, nr, wg, _] = self.dec_shape(w);
             (variant("matvec_dec", w.ty), 1, lpr, nr, wg)
         } else if x.rows <= 4 {
             let [tpr, nr, wg] = self.tune.decode_matvec;
@@ -1614,7 +1626,7 @@ impl VulkanBackend {
                 None => DecNorm::reading(scale.as_deref()),
             };
             let push = dec_push(addrs, dims, &DecMoe::default(), &norm);
-            ([wg, tpr, nr, 0, self.dec_shape(w.ty)[3], norm.spec()], push)
+            ([wg, tpr, nr, 0, self.dec_shape(w)[3], norm.spec()], push)
         } else {
             let p = addrs.iter().fold(Push::new(), |p, &a| p.addr(a));
             (
@@ -2170,7 +2182,7 @@ impl Backend for VulkanBackend {
         // Decode steps on matvec_dec: the norm computed as the sums arrive (FUSE).
         let fits = acc.rows == x.rows && acc.cols == w.rows() && self.dec_kernel(w, x);
         if fits {
-            let [lpr, nr, wg, _] = self.dec_shape(w.ty);
+            let [lpr, nr, wg, _] = self.dec_shape(w);
             let wg = wg.max(lpr);
             if let Some(f) = self.fuse_begin(x.rows, acc.cols, norm, eps, (wg, wg / lpr * nr)) {
                 if self.matvecq(w, x, acc.addr(), true, Some(&f)) {

@@ -20,7 +20,14 @@ use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
 fn vulkan_backend_conforms_without_validation_errors() {
     for (tpr, int_dot, cpu_attention, decode, kquant, pieces) in [
         (1, true, true, None, None, None),
-        (16, true, false, None, Some((32, 2, 128)), Some((4, 2, false))),
+        (
+            16,
+            true,
+            false,
+            None,
+            Some((32, 2, 128)),
+            Some((4, 2, false)),
+        ),
         (64, false, true, None, None, None),
         (
             8,

@@ -39,7 +39,7 @@ pub struct VulkanOptions {
     /// `PASSES`), kernel tuning. `None`: 1.
     pub decode_passes: Option<u32>,
     /// `matvec_dec.comp`'s PAIR for Q4_K at 2 pieces a lane (a lane's pieces the two halves of
-    /// one pair of sub-blocks), kernel tuning. `None`: off.
+    /// one pair of sub-blocks), kernel tuning. `None`: on at 2 pieces.
     pub decode_pair: Option<bool>,
     /// Decode attention: about this many key slices at long contexts (1–128), kernel tuning.
     /// `None`: `ATTN_DEC_SLICES` (16; H200, Qwen3-8B tg64 at 4,096 tokens with a query head a
@@ -197,6 +197,9 @@ pub(super) struct Tuning {
     /// rows, rows per group, workgroup size, pieces of a block per lane] (its LPR, NR, WG, PB);
     /// lanes 0: matvecq.comp instead.
     pub(super) decode_kquant: [[u32; 4]; 2],
+    /// The Q4_K shape's rows per group is the default's, one below `DEC_NR2_ROWS` rows (no
+    /// shape was given).
+    pub(super) decode_rows_auto: bool,
     /// Quantized mat-vecs take the integer-dot path (see [`VulkanOptions::int_dot`]).
     pub(super) int_dot: bool,
     /// Mat-vec row reductions may use subgroup shuffles.
@@ -387,7 +390,13 @@ impl Tuning {
         // Qwen3-8B tg64: 211.5 / 213.6 tok/s with both at 16, 238.4 / 239.4 with both at 32,
         // 194.0 at 64; the profile: Q4_K 12,288 × 4,096 25.4 → 20.5 µs, Q6_K 4,096 × 12,288
         // 22.6 → 24.0 µs at 32).
-        let mut decode_kquant = [[32, 1, 128, 2], [32, 1, 128, 1]];
+        // Q4_K: two rows a group of lanes (from `DEC_NR2_ROWS` rows up, see `dec_shape`) and
+        // sub-block pairs (`decode_pair`). H200, `zinc matvec-cost` (each weight from memory):
+        // Qwen3-8B's 12,288 × 4,096 13.61 µs against 14.49 at [32, 1, 128] without pairs (15.70
+        // with pairs alone), 4,096 × 4,096 7.44 against 7.76, and 1,024 × 4,096 at one row with
+        // pairs 4.93 against 6.11 (6.26 at two rows); tg128 278.2 tok/s against 271.8 / 263.6,
+        // after 4,096 tokens 251.1 against 240.3 / 243.0.
+        let mut decode_kquant = [[32, 2, 128, 2], [32, 1, 128, 1]];
         for (f, shape) in decode_kquant.iter_mut().enumerate() {
             let given = if f == 1 {
                 opts.decode_q6k.or(opts.decode_kquant)
@@ -408,7 +417,7 @@ impl Tuning {
             )?;
             // The kernel's constant 4: the pieces, and the passes less one in bits 4–7.
             // PAIR applies to Q4_K at 2 pieces (Q6_K's kernel has no such form).
-            let pair = opts.decode_pair.unwrap_or(false) && f == 0;
+            let pair = opts.decode_pair.unwrap_or(pieces == 2) && f == 0;
             if pair && pieces != 2 {
                 return Err(VulkanError::BadOption(format!(
                     "decode pair needs 2 pieces a lane, not {pieces}"
@@ -513,6 +522,7 @@ impl Tuning {
             p_threads_per_row,
             decode_matvec,
             decode_kquant,
+            decode_rows_auto: opts.decode_kquant.is_none(),
             int_dot,
             shuffle,
             cpu_attention,
@@ -583,7 +593,7 @@ mod tests {
             &device(crate::DeviceKind::Discrete, 140),
         )
         .unwrap();
-        assert_eq!(gpu.decode_kquant, [[32, 1, 128, 2], [32, 1, 128, 1]]);
+        assert_eq!(gpu.decode_kquant, [[32, 2, 128, 2 | 256], [32, 1, 128, 1]]);
         assert_eq!(
             (gpu.attn_wg, gpu.attn_ahead, gpu.attn_slices),
             (None, 4, ATTN_DEC_SLICES)
@@ -625,6 +635,32 @@ mod tests {
         };
         let t = Tuning::resolve(&opts, &device(crate::DeviceKind::Cpu, 16)).unwrap();
         assert_eq!(t.decode_kquant, [[16, 3, 64, 4], [64, 1, 256, 4]]);
+        // The passes (less one) in bits 4-7 of both; PAIR (bit 8) for Q4_K at 2 pieces only,
+        // asked for at 4 an error.
+        let opts = VulkanOptions {
+            decode_kquant: Some((32, 1, 128)),
+            decode_pieces: Some(2),
+            decode_passes: Some(4),
+            decode_pair: Some(true),
+            ..Default::default()
+        };
+        let t = Tuning::resolve(&opts, &device(crate::DeviceKind::Cpu, 16)).unwrap();
+        assert_eq!(
+            t.decode_kquant,
+            [[32, 1, 128, 2 | 3 << 4 | 256], [32, 1, 128, 2 | 3 << 4]]
+        );
+        assert!(!t.decode_rows_auto);
+        let opts = VulkanOptions {
+            decode_pieces: Some(4),
+            decode_pair: Some(true),
+            ..Default::default()
+        };
+        assert!(Tuning::resolve(&opts, &device(crate::DeviceKind::Discrete, 16)).is_err());
+        let opts = VulkanOptions {
+            decode_passes: Some(3),
+            ..Default::default()
+        };
+        assert!(Tuning::resolve(&opts, &device(crate::DeviceKind::Discrete, 16)).is_err());
     }
 
     #[test]
