@@ -52,7 +52,9 @@
 //   pieces are the two halves of one pair of sub-blocks (pieces 2j, 2j + 1 of lane j of a block
 //   instead of j, j + 4), so it decodes their scales, loads their activation sums and scales
 //   the product once for both (its integer sums are the same; its float sum rounds once where
-//   the two pieces rounded twice). (Each workgroup routing
+//   the two pieces rounded twice). Q6_K at PB 2 likewise: a lane's pieces are the two quarter
+//   pairs of one half that share their high bits (pieces 4n + l and 4n + l + 2 of lane
+//   j = 2n + l), their qh piece loaded once and their four quarters scaled once. (Each workgroup routing
 //   its token itself from the router's logits measured 149.5 against 205 tok/s on the H200,
 //   Qwen3-30B-A3B, and was removed.)
 // Then Floats nz; Words side; Floats g; Words cnt; float eps; uint flags (bits 2 and 3:
@@ -351,6 +353,52 @@ void main() {
                         float d = f16_bits_to_f32(hd.x & 0xFFFFu);
                         float dmin = f16_bits_to_f32(hd.x >> 16);
                         float v = c0.x * (d * float(sumi) - dmin * float(mins));
+                        part[k] += inrow ? v : 0.0;
+                    }
+                    continue;
+                }
+#elif defined(TYPE_Q6_K)
+                if (PAIR) {
+                    // Lane j of a block: half n = j / 2, l = j % 2, both quants' quarter pairs
+                    // (pieces 4n + l and 4n + l + 2: quarters 0 and 2, then 1 and 3, elements
+                    // 16l + 0..15 of each), which share their high bits (one qh piece).
+                    uint j = lane % LPB;
+                    uint n = j / 2u, l = j % 2u;
+                    uint xi = xw0 + (256u * b + 128u * n + 16u * l) / 16u;
+                    uvec4 xa0 = aq.v[xi];      // quarter 0
+                    uvec4 xa1 = aq.v[xi + 2u]; // quarter 1
+                    uvec4 xb0 = aq.v[xi + 4u]; // quarter 2
+                    uvec4 xb1 = aq.v[xi + 6u]; // quarter 3
+                    uint ci = xc0 + 8u * b + 4u * n;
+                    vec4 cq0 = sq.v[ci];
+                    vec4 cq1 = sq.v[ci + 1u];
+                    vec4 cq2 = sq.v[ci + 2u];
+                    vec4 cq3 = sq.v[ci + 3u];
+                    int s0 = int(cq0[1u + l]), s1 = int(cq1[1u + l]);
+                    int s2 = int(cq2[1u + l]), s3 = int(cq3[1u + l]);
+                    uint ja = 8u * n + l; // scales of quarters 0, 1, 2, 3: ja, + 2, + 4, + 6
+                    [[unroll]] for (uint k = 0u; k < NR; k++) {
+                        uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
+                        uvec4 ql0 = wq.v[bq + 4u * n + l];
+                        uvec4 ql1 = wq.v[bq + 4u * n + l + 2u];
+                        uvec4 qh = wq.v[bq + 8u + 2u * n + l];
+                        uvec4 sc = wq.v[bq + 12u];
+                        uint dw = pc.w.v[(bq + 13u) * 4u];
+                        int d0 = 0, d1 = 0, d2 = 0, d3 = 0;
+                        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                            uint h = qh[i];
+                            d0 += dp4((ql0[i] & LO4) | ((h & 0x03030303u) << 4), xa0[i]);
+                            d2 += dp4(((ql0[i] >> 4) & LO4) | (((h >> 4) & 0x03030303u) << 4), xb0[i]);
+                            d1 += dp4((ql1[i] & LO4) | (((h >> 2) & 0x03030303u) << 4), xa1[i]);
+                            d3 += dp4(((ql1[i] >> 4) & LO4) | (((h >> 6) & 0x03030303u) << 4), xb1[i]);
+                        }
+                        int sa0 = bitfieldExtract(int(sc[ja >> 2]), int((ja & 3u) * 8u), 8);
+                        int sa1 = bitfieldExtract(int(sc[(ja + 2u) >> 2]), int(((ja + 2u) & 3u) * 8u), 8);
+                        int sb0 = bitfieldExtract(int(sc[(ja + 4u) >> 2]), int(((ja + 4u) & 3u) * 8u), 8);
+                        int sb1 = bitfieldExtract(int(sc[(ja + 6u) >> 2]), int(((ja + 6u) & 3u) * 8u), 8);
+                        int sum = sa0 * (d0 - 32 * s0) + sa1 * (d1 - 32 * s1)
+                            + sb0 * (d2 - 32 * s2) + sb1 * (d3 - 32 * s3);
+                        float v = cq0.x * f16_bits_to_f32(dw & 0xFFFFu) * float(sum);
                         part[k] += inrow ? v : 0.0;
                     }
                     continue;

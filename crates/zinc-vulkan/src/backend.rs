@@ -525,6 +525,10 @@ fn pow2_workgroup(max_workgroup: u32) -> u32 {
     1u32 << (31 - max_workgroup.max(64).leading_zeros())
 }
 
+/// matvec_dec.comp's PAIR bit in its constant 4. The MoE forms go without it (H200, Qwen3-30B-A3B
+/// tg128 with it in them too: 253.1 / 255.2 tok/s against 257.8 / 257.5 before pairs).
+pub(super) const DEC_PAIR: u32 = 256;
+
 /// Q4_K decode mat-vecs of fewer rows take one row a group of lanes at the default shape, two
 /// from here up (H200, `zinc matvec-cost`: 1,024 × 4,096 4.93 µs at one row, 6.26 at two).
 const DEC_NR2_ROWS: usize = 4096;

@@ -38,8 +38,9 @@ pub struct VulkanOptions {
     /// `matvec_dec.comp`'s passes whose loads a lane issues before their math (1, 2 or 4; its
     /// `PASSES`), kernel tuning. `None`: 1.
     pub decode_passes: Option<u32>,
-    /// `matvec_dec.comp`'s PAIR for Q4_K at 2 pieces a lane (a lane's pieces the two halves of
-    /// one pair of sub-blocks), kernel tuning. `None`: on at 2 pieces.
+    /// `matvec_dec.comp`'s PAIR at 2 pieces a lane (a lane's pieces one pair of Q4_K sub-blocks,
+    /// or the two Q6_K quarter pairs that share high bits), kernel tuning. `None`: on at 2
+    /// pieces (Q4_K's default; Q6_K's is 1).
     pub decode_pair: Option<bool>,
     /// Decode attention: about this many key slices at long contexts (1–128), kernel tuning.
     /// `None`: `ATTN_DEC_SLICES` (16; H200, Qwen3-8B tg64 at 4,096 tokens with a query head a
@@ -416,8 +417,8 @@ impl Tuning {
                 |p| format!("decode passes {p} (1, 2 or 4)"),
             )?;
             // The kernel's constant 4: the pieces, and the passes less one in bits 4–7.
-            // PAIR applies to Q4_K at 2 pieces (Q6_K's kernel has no such form).
-            let pair = opts.decode_pair.unwrap_or(pieces == 2) && f == 0;
+            // PAIR applies at 2 pieces (on there unless asked off).
+            let pair = opts.decode_pair.unwrap_or(pieces == 2);
             if pair && pieces != 2 {
                 return Err(VulkanError::BadOption(format!(
                     "decode pair needs 2 pieces a lane, not {pieces}"
@@ -635,8 +636,8 @@ mod tests {
         };
         let t = Tuning::resolve(&opts, &device(crate::DeviceKind::Cpu, 16)).unwrap();
         assert_eq!(t.decode_kquant, [[16, 3, 64, 4], [64, 1, 256, 4]]);
-        // The passes (less one) in bits 4-7 of both; PAIR (bit 8) for Q4_K at 2 pieces only,
-        // asked for at 4 an error.
+        // The passes (less one) in bits 4-7 of both; PAIR (bit 8) at 2 pieces, asked for at 4
+        // an error.
         let opts = VulkanOptions {
             decode_kquant: Some((32, 1, 128)),
             decode_pieces: Some(2),
@@ -647,7 +648,10 @@ mod tests {
         let t = Tuning::resolve(&opts, &device(crate::DeviceKind::Cpu, 16)).unwrap();
         assert_eq!(
             t.decode_kquant,
-            [[32, 1, 128, 2 | 3 << 4 | 256], [32, 1, 128, 2 | 3 << 4]]
+            [
+                [32, 1, 128, 2 | 3 << 4 | 256],
+                [32, 1, 128, 2 | 3 << 4 | 256]
+            ]
         );
         assert!(!t.decode_rows_auto);
         let opts = VulkanOptions {
