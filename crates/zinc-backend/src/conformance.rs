@@ -82,6 +82,9 @@ const LONG_FORMATS: [GgmlType; 4] = [
 ];
 /// Square K-quant weights whose outputs are whole 256-blocks (a residual a norm reads).
 const SQ: usize = 512;
+/// Rows of the gated FFN's K-quant gate and up (three 256-row blocks: `gate_up_act`'s fused
+/// decode form counts each block's rows of both).
+const GLU_FF: usize = 768;
 const N_EMBD: usize = 64;
 const N_FF: usize = 96;
 // More than moe_route.comp's 64 invocations a token, and not a multiple of 8 (route.glsl counts
@@ -147,6 +150,11 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
         ("wide", T::Q8_0, 32, WIDE_ROWS),
         ("sq", T::Q4_K, SQ, SQ),
         ("sq", T::Q6_K, SQ, SQ),
+        ("glu.gate", T::Q4_K, SQ, GLU_FF),
+        ("glu.up", T::Q4_K, SQ, GLU_FF),
+        ("glu.gate", T::Q6_K, SQ, GLU_FF),
+        ("glu.up", T::Q6_K, SQ, GLU_FF),
+        ("glu.down", T::Q4_K, GLU_FF, MM_ROWS),
     ]
     .into_iter()
     .chain(LONG_FORMATS.map(|ty| ("long", ty, LONG_COLS, MM_ROWS)));
@@ -1002,6 +1010,68 @@ pub fn run<B: Backend>(
         }
     }
 
+    // A gated FFN's gate and up projections with their activation (`gate_up_act`; on GPUs'
+    // decode steps the activation and its quantization in the mat-vecs' tail): the same bits as
+    // matmul, matmul and gated on the same backend, its down-projection the same as one of the
+    // f32 activation read back, and SwiGLU against the reference.
+    for ty in [GgmlType::Q4_K, GgmlType::Q6_K] {
+        for (ntok, act) in [
+            (1usize, GatedAct::SwiGlu),
+            (3, GatedAct::SwiGlu),
+            (1, GatedAct::GeGlu),
+        ] {
+            let case = format!(
+                "gate_up_act {} rows={GLU_FF} tokens={ntok} {act:?}",
+                ty.name()
+            );
+            if !want(&case) {
+                continue;
+            }
+            let gw = weight(&format!("glu.gate.{}", ty.name()))?;
+            let uw = weight(&format!("glu.up.{}", ty.name()))?;
+            let dw = weight("glu.down.Q4_K")?;
+            let x = randn(&mut rng, ntok * SQ);
+            // Separately, each output read back.
+            let xt = b.tensor_from(&x, ntok, SQ);
+            let (g, u) = (b.matmul(&gw, &xt), b.matmul(&uw, &xt));
+            let sep = b.read(&b.gated(&g, &u, act));
+            let ysep = b.read(&b.matmul(&dw, &b.tensor_from(&sep, ntok, GLU_FF)));
+            // Together, read by the down-projection before anything is read back.
+            let a = b.gate_up_act(&gw, &uw, &b.tensor_from(&x, ntok, SQ), act);
+            let y = b.matmul(&dw, &a);
+            let (av, yv) = (b.read(&a), b.read(&y));
+            let f64s = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+            out.push(judge(
+                format!("{case} activation"),
+                &av,
+                &f64s(&sep),
+                |_| 0.0,
+            ));
+            out.push(judge(format!("{case} down"), &yv, &f64s(&ysep), |_| 0.0));
+            if act != GatedAct::SwiGlu {
+                continue;
+            }
+            // SwiGLU of the reference products: the error of g and u (each within the mat-mul
+            // bound) through silu(g)·u, whose slope in g is below 1.1·|u|.
+            let xr = dot_input(ty, &x);
+            let gd = dequant(m, &format!("glu.gate.{}", ty.name()));
+            let ud = dequant(m, &format!("glu.up.{}", ty.name()));
+            let rg = matmul_ref(&gd, GLU_FF, SQ, &xr, ntok);
+            let ru = matmul_ref(&ud, GLU_FF, SQ, &xr, ntok);
+            let silu = |v: f64| v / (1.0 + (-v).exp());
+            let ra: Vec<f64> = rg.iter().zip(&ru).map(|(&g, &u)| silu(g) * u).collect();
+            out.push(judge(format!("{case} reference"), &av, &ra, |i| {
+                let (t, r) = (i / GLU_FF, i % GLU_FF);
+                let nx = norm(&x[t * SQ..(t + 1) * SQ]);
+                let eg = tol.matmul * norm(&gd[r * SQ..(r + 1) * SQ]) * nx;
+                let eu = tol.matmul * norm(&ud[r * SQ..(r + 1) * SQ]) * nx;
+                1.1 * (ru[i].abs() + eu) * eg
+                    + silu(rg[i]).abs() * eu
+                    + tol.elementwise * ra[i].abs().max(1.0)
+            }));
+        }
+    }
+
     // A residual K-quant projection (`matmul_add`, on decode steps the K-quant decode mat-vec's
     // accumulating store) and the next block's pre-norm of its result, read by a projection:
     // both against the reference.
@@ -1115,6 +1185,45 @@ pub fn run<B: Backend>(
                 tol.elementwise * href[i].abs().max(1.0)
             }));
         }
+    }
+
+    // The fused next pre-norm read by a gated FFN's gate and up with their activation
+    // (`matmul_add_norm` then `gate_up_act`; on GPU decode steps the mat-vecs apply the deferred
+    // norm's scale to their rows before the activation in their tail): the activation against
+    // SwiGLU of the reference products of the normed values as read back.
+    for ntok in [1usize, 3] {
+        let case =
+            format!("residual + fused norm read by gate_up_act Q4_K rows={GLU_FF} tokens={ntok}");
+        if !want(&case) {
+            continue;
+        }
+        let w = weight("sq.Q4_K")?;
+        let nw = weight(&format!("norm.{SQ}"))?;
+        let gw = weight("glu.gate.Q4_K")?;
+        let uw = weight("glu.up.Q4_K")?;
+        let x = randn(&mut rng, ntok * SQ);
+        let a0 = randn(&mut rng, ntok * SQ);
+        let mut acc = b.tensor_from(&a0, ntok, SQ);
+        let h = b.matmul_add_norm(&w, &b.tensor_from(&x, ntok, SQ), &mut acc, &nw, 1e-6);
+        let a = b.gate_up_act(&gw, &uw, &h, GatedAct::SwiGlu);
+        let av = b.read(&a);
+        let hv = b.read(&h);
+        let xr = dot_input(GgmlType::Q4_K, &hv);
+        let gd = dequant(m, "glu.gate.Q4_K");
+        let ud = dequant(m, "glu.up.Q4_K");
+        let rg = matmul_ref(&gd, GLU_FF, SQ, &xr, ntok);
+        let ru = matmul_ref(&ud, GLU_FF, SQ, &xr, ntok);
+        let silu = |v: f64| v / (1.0 + (-v).exp());
+        let ra: Vec<f64> = rg.iter().zip(&ru).map(|(&g, &u)| silu(g) * u).collect();
+        out.push(judge(case, &av, &ra, |i| {
+            let (t, r) = (i / GLU_FF, i % GLU_FF);
+            let nx = norm(&hv[t * SQ..(t + 1) * SQ]);
+            let eg = tol.matmul * norm(&gd[r * SQ..(r + 1) * SQ]) * nx;
+            let eu = tol.matmul * norm(&ud[r * SQ..(r + 1) * SQ]) * nx;
+            1.1 * (ru[i].abs() + eu) * eg
+                + silu(rg[i]).abs() * eu
+                + tol.elementwise * ra[i].abs().max(1.0)
+        }));
     }
 
     // A K-quant MoE decode step with its norms fused (`matmul_add_norm` into the MoE FFN, whose

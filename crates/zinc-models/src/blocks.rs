@@ -310,6 +310,10 @@ impl<B: Backend> GatedFfn<B> {
 
     /// `act(gate h) ⊙ up h`: the input of the down-projection.
     fn inner(&self, b: &B, h: &B::Tensor, act: GatedAct) -> B::Tensor {
+        let plain = |l: &Linear<B>| l.scale.is_none() && l.bias.is_none();
+        if plain(&self.gate) && plain(&self.up) {
+            return b.gate_up_act(&self.gate.w, &self.up.w, h, act);
+        }
         let g = self.gate.apply(b, h);
         let u = self.up.apply(b, h);
         b.gated(&g, &u, act)

@@ -64,6 +64,13 @@
 //   workgroup of each (token, 256-row block) writes the block's pieces of it (fuse_block), and
 //   the reader never waits for a separate norm dispatch. Bit 1, RS: the input is such a norm's
 //   z quantized, and each token's results take its scale r (dfloat.glsl's parts_scale of nz).
+//   Bit 2, GLU (a MOE 0 or 1 form of a gated FFN's gate or up projection, accumulate 0, nrows
+//   a multiple of 256, each workgroup's rows within one 256-row block, WG a multiple of 64):
+//   the gate and up dispatches store into the two halves of one buffer (y is the first half
+//   in the gate's dispatch, the second in the up's: flag 32), and the last workgroup of each
+//   (token, 256-row block) of both writes act(gate) ⊙ up to wts (glu_block) with its
+//   quantization to side — glu_quant.comp's work without a dispatch of its own. GLU may go
+//   with RS (its rows are stored already scaled).
 // Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)),
 //   with MOE 2 G = ceil(nrows / NR).
 
@@ -85,10 +92,11 @@ const bool PAIR = (PBX & 256u) != 0u;
 layout(constant_id = 5) const uint NORM = 0;
 const bool FUSE = (NORM & 1u) != 0u;
 const bool RS = (NORM & 2u) != 0u;
+const bool GLU = (NORM & 4u) != 0u;
 const uint LPB = 8u / PB; // lanes per block
 layout(local_size_x_id = 0) in;
 
-// y's rows under FUSE go through coherent stores: the block's last workgroup reads them.
+// y's rows under FUSE and GLU go through coherent stores: the block's last workgroup reads them.
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CFloats { float v[]; };
 
 layout(push_constant, std430) uniform PC {
@@ -108,11 +116,14 @@ layout(push_constant, std430) uniform PC {
     uint k;        // MOE
     uint row0;
     Floats nz;     // FUSE: the next RMSNorm's z; RS: the input norm's partial sums
-    Words side;    // FUSE: that norm's q (n bytes), s (n / 2 bytes) and partials, in a row
-    Floats g;      // FUSE: its weight
-    Words cnt;     // FUSE: a counter per (token, 256-row block), zero between dispatches
+    Words side;    // FUSE: that norm's q (n bytes), s (n / 2 bytes) and partials, in a row;
+                   // GLU: the activation's q and s, in a row
+    Floats g;      // FUSE: its weight; GLU: GELU's table (act.glsl)
+    Words cnt;     // FUSE, GLU: a counter per (token, 256-row block), zero between dispatches
     float eps;     // RS: the input norm's epsilon
-    uint flags;    // 4 x_per_slot, 8 has_scale (MOE)
+    uint flags;    // 4 x_per_slot, 8 has_scale (MOE); GLU: 16 GELU (else SiLU), 32 the up
+                   // projection's dispatch (y the second half), bits 8-9 the activation's
+                   // quantization mode (quant8.glsl)
 } pc;
 
 bool x_per_slot() {
@@ -127,10 +138,11 @@ bool has_scale() {
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4s { vec4 v[]; };
 
 // FUSE and RS's shared memory only in their variants (1-element arrays otherwise).
-const uint HAS_NORM = (NORM + 2u) / 3u; // 1 where NORM is 1, 2 or 3
-#define Q8_WG (1u + (NORM & 1u) * (WG - 1u))
+const uint HAS_NORM = ((NORM & 3u) + 2u) / 3u; // 1 where FUSE or RS
+#define Q8_WG (1u + ((NORM & 1u) | ((NORM >> 2) & 1u)) * (WG - 1u))
 #include "dfloat.glsl"
 #include "quant8.glsl"
+#include "act.glsl"
 
 shared float gsum[WG];
 shared uint f_last;
@@ -140,7 +152,7 @@ shared float f_lo[1u + HAS_NORM * 63u];
 // y[at] = total (or += with accumulate); coherent under FUSE.
 void store_y(uint at, float total) {
     float v = pc.accumulate == 1u ? pc.y.v[at] + total : total;
-    if (FUSE) {
+    if (FUSE || GLU) {
         CFloats(pc.y).v[at] = v;
     } else {
         pc.y.v[at] = v;
@@ -151,6 +163,11 @@ void store_y(uint at, float total) {
 uvec2 offset_addr(uvec2 a, uint bytes) {
     uint lo = a.x + bytes;
     return uvec2(lo, a.y + (lo < a.x ? 1u : 0u));
+}
+
+// A device address (as uvec2: low, high) minus `bytes`.
+uvec2 back_addr(uvec2 a, uint bytes) {
+    return uvec2(a.x - bytes, a.y - (a.x < bytes ? 1u : 0u));
 }
 
 // FUSE: called by every invocation once this workgroup has stored rows r_lo .. r_lo + n − 1 of
@@ -214,6 +231,50 @@ void fuse_block(uint t, uint r_lo, uint nr, uint tid) {
     }
     quant_word(tid, z, e0, live, 2u, fq, fs);
 }
+// GLU: called by every invocation once this workgroup has stored rows r_lo .. r_lo + n − 1 of
+// token (MOE 1: slot) t, all in one 256-row block, of the gate or the up projection (two
+// dispatches, one buffer's two halves). The block's last workgroup of both (a counter reaching 512 rows,
+// device-scope atomics) computes act(gate) ⊙ up for the block and quantizes it for the down-
+// projection — glu_quant.comp's arithmetic, element for element, so the same bits.
+void glu_block(uint t, uint r_lo, uint nr, uint tid) {
+    uint nblk = pc.nrows / 256u;
+    uint n = pc.ntok * pc.nrows; // each half of nz; the side buffer: q at byte 0, s at n
+    Floats fs = Floats(offset_addr(uvec2(pc.side), n));
+    uint slot = t * nblk + r_lo / 256u;
+    memoryBarrierBuffer(); // this workgroup's rows are visible before it is counted
+    barrier();
+    if (tid == 0u) {
+        uint done = atomicAdd(pc.cnt.v[slot], nr);
+        f_last = done + nr == 512u ? 1u : 0u;
+    }
+    barrier();
+    if (f_last == 0u) {
+        return; // uniform over the workgroup
+    }
+    memoryBarrierBuffer(); // and the others' are seen
+    bool live = tid < 64u;
+    uint e0 = t * pc.nrows + (r_lo / 256u) * 256u + 4u * tid;
+    vec4 v = vec4(0.0);
+    if (live) {
+        uvec2 y0 = uvec2(pc.y);
+        CFloats gu = CFloats((pc.flags & 32u) != 0u ? back_addr(y0, 4u * n) : y0);
+        vec4 gv, uv;
+        [[unroll]] for (uint k = 0u; k < 4u; k++) { // every load in flight before the math
+            gv[k] = gu.v[e0 + k];
+            uv[k] = gu.v[n + e0 + k];
+        }
+        [[unroll]] for (uint k = 0u; k < 4u; k++) {
+            float a = (pc.flags & 16u) != 0u ? gelu(pc.g, gv[k]) : silu(gv[k]);
+            v[k] = a * uv[k];
+            pc.wts.v[e0 + k] = v[k];
+        }
+    }
+    if (tid == 0u) {
+        pc.cnt.v[slot] = 0u; // ready for the next dispatch
+    }
+    quant_word(tid, v, e0, live, (pc.flags >> 8) & 3u, pc.side, fs);
+}
+
 shared float msum[64]; // MOE 2: per group (≤ 8) and row, its slots' weighted sum
 
 // The LPR lanes of a group sum `v` (lane 0 of the group has the total).
@@ -532,5 +593,8 @@ void main() {
     }
     if (FUSE) {
         fuse_block(t, wgi * (WG / LPR) * NR, (WG / LPR) * NR, tid);
+    }
+    if (GLU) {
+        glu_block(t, wgi * (WG / LPR) * NR, (WG / LPR) * NR, tid);
     }
 }

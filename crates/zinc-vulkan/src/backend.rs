@@ -245,7 +245,7 @@ struct QuantCache {
     /// The quants' and chunk floats' addresses: in `_keep`, or in `scale`'s side buffer.
     q: u64,
     s: u64,
-    _keep: Option<(VkTensor, VkTensor)>,
+    _keep: Option<(VkTensor, Option<VkTensor>)>,
     /// Quantized from a fused norm's `z`: its readers apply this scale (`matvec_dec.comp`'s RS).
     scale: Option<Arc<NormScale>>,
 }
@@ -280,12 +280,22 @@ pub(super) struct DecNorm {
     pub(super) eps: f32,
     pub(super) fuse: bool,
     pub(super) rs: bool,
+    /// GLU (`VulkanBackend::glu_fused`): the output is one half of a buffer of the gate rows
+    /// then the up rows, `side` the activation's quants then chunk floats, `g` GELU's table,
+    /// `cnt` the counters; the activation's output is `DecMoe::wts`. It may go with RS.
+    pub(super) glu: bool,
+    /// GLU: GELU (else SiLU).
+    pub(super) gelu: bool,
+    /// GLU: this is the up projection's dispatch (its output the buffer's second half).
+    pub(super) up: bool,
+    /// GLU: the activation's quantization mode (quant8.glsl).
+    pub(super) mode: u32,
 }
 
 impl DecNorm {
-    /// matvec_dec.comp's NORM specialization constant: bit 0 FUSE, bit 1 RS.
+    /// matvec_dec.comp's NORM specialization constant: bit 0 FUSE, bit 1 RS, bit 2 GLU.
     pub(super) fn spec(&self) -> u32 {
-        self.fuse as u32 | (self.rs as u32) << 1
+        self.fuse as u32 | (self.rs as u32) << 1 | (self.glu as u32) << 2
     }
 
     /// RS for an input quantized with `scale` (none: plain input).
@@ -308,7 +318,11 @@ pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe, norm: &Dec
         .iter()
         .chain(&[moe.ids, moe.scale, moe.wts])
         .fold(Push::new(), |p, &a| p.addr(a));
-    let flags = (moe.x_per_slot as u32) << 2 | (moe.has_scale as u32) << 3;
+    let flags = (moe.x_per_slot as u32) << 2
+        | (moe.has_scale as u32) << 3
+        | (norm.gelu as u32) << 4
+        | (norm.up as u32) << 5
+        | norm.mode << 8;
     dims.iter()
         .fold(p, |p, &d| p.u32(d))
         .u32(moe.expert16)
@@ -320,6 +334,15 @@ pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe, norm: &Dec
         .addr(norm.cnt)
         .f32(norm.eps)
         .u32(flags)
+}
+
+/// The MoE slots of `VulkanBackend::glu_fused`: their experts (`ids`), the gate's and the up's
+/// expert scales, the slots and picks per token.
+pub(super) struct GluSlots {
+    pub(super) ids: u64,
+    pub(super) scales: [Option<u64>; 2],
+    pub(super) nslots: usize,
+    pub(super) k: usize,
 }
 
 /// A fused RMSNorm being recorded (`VulkanBackend::fuse_begin`): its output, deferred, and the
@@ -1153,7 +1176,7 @@ impl VulkanBackend {
             used: true,
             q: q.addr(),
             s: s.addr(),
-            _keep: Some((q, s)),
+            _keep: Some((q, Some(s))),
             scale: None,
         });
         Some(addrs)
@@ -1232,6 +1255,18 @@ impl VulkanBackend {
 
     /// Records that `x` was just quantized (by the last command) into `q` and `s`, in `mode`.
     fn quant_primed(&self, x: &VkTensor, mode: u32, q: VkTensor, s: VkTensor) {
+        let (qa, sa) = (q.addr(), s.addr());
+        self.quant_primed_at(x, mode, (qa, sa), (q, Some(s)));
+    }
+
+    /// `quant_primed` for quants and chunk floats at `at`, in the buffers `keep`.
+    fn quant_primed_at(
+        &self,
+        x: &VkTensor,
+        mode: u32,
+        at: (u64, u64),
+        keep: (VkTensor, Option<VkTensor>),
+    ) {
         let seq = self.rec().ops;
         *self.qcache.lock().unwrap_or_else(|e| e.into_inner()) = Some(QuantCache {
             x: x.key(),
@@ -1239,9 +1274,9 @@ impl VulkanBackend {
             mode,
             seq,
             used: false,
-            q: q.addr(),
-            s: s.addr(),
-            _keep: Some((q, s)),
+            q: at.0,
+            s: at.1,
+            _keep: Some(keep),
             scale: None,
         });
     }
@@ -1300,7 +1335,7 @@ impl VulkanBackend {
             cnt: self.fuse_count.address,
             eps,
             fuse: true,
-            rs: false,
+            ..DecNorm::default()
         };
         *h.deferred.lock().unwrap_or_else(|e| e.into_inner()) =
             Some(Arc::new(NormScale { side, n, eps }));
@@ -1654,6 +1689,96 @@ impl VulkanBackend {
             self.quant_still_valid();
         }
         true
+    }
+
+    /// Decode steps: `act(gate·x) ⊙ (up·x)` by the gate and up mat-vecs with the activation and
+    /// its quantization for the down-projection in their tail (matvec_dec.comp's GLU: the last
+    /// workgroup of each 256-row block of both does glu_quant.comp's work, so the same bits and
+    /// a stage fewer); `None` (nothing recorded) where it does not apply. `pair`: the two
+    /// weights with each one's first row (an MoE tensor of gate rows then up rows is both),
+    /// `n_ff` rows each; `moe`: the slots (the MOE 1 form).
+    pub(super) fn glu_fused(
+        &self,
+        pair: [(&VkWeight, usize); 2],
+        n_ff: usize,
+        x: &VkTensor,
+        act: GatedAct,
+        moe: Option<GluSlots>,
+    ) -> Option<VkTensor> {
+        let [(gw, _), (uw, _)] = pair;
+        let ntok = moe.as_ref().map_or(x.rows, |m| m.nslots);
+        let expert_bytes = gw.rows() as u64 * gw.row_bytes;
+        if !self.tune.int_dot || x.rows > 4 || !self.dec_kernel_for(gw, x.rows) {
+            return None;
+        }
+        let [lpr, nr, wg, pb] = self.dec_shape(gw);
+        let pb = if moe.is_some() { pb & !DEC_PAIR } else { pb };
+        let wg = wg.max(lpr);
+        let per_wg = (wg / lpr * nr) as usize;
+        let fits = self.tune.fuse_glu
+            && !self.ablating.load(Relaxed) // a kernel left out or doubled would miscount
+            && lpr > 0
+            && gw.ty == uw.ty
+            && (gw.cols(), gw.row_bytes, gw.rows()) == (uw.cols(), uw.row_bytes, uw.rows())
+            && (moe.is_none() || expert_bytes.is_multiple_of(16))
+            && n_ff.is_multiple_of(256)
+            && wg.is_multiple_of(64)
+            && 256 % per_wg == 0
+            && n_ff / per_wg <= 65535 // one grid row of workgroups a token (no padding)
+            && ntok * n_ff / 256 <= FUSE_COUNTERS;
+        if !fits {
+            return None;
+        }
+        // A deferred norm's input: its scale applied to the rows before they are stored (RS).
+        let (q, s, used, scale) = self.quant_input(gw.ty, x, true)?;
+        let mode = self.last_mode.load(Relaxed);
+        let n = ntok * n_ff;
+        let gu = self.new_tensor(2 * ntok, n_ff); // the gate rows, then the up rows
+        let out = self.new_tensor(ntok, n_ff);
+        let side = self.new_tensor(1, n / 4 + n / 8); // quants (n bytes), chunk floats
+        let norm = DecNorm {
+            side: side.addr(),
+            g: self.gelu_table.address,
+            cnt: self.fuse_count.address,
+            glu: true,
+            gelu: act == GatedAct::GeGlu,
+            mode,
+            ..DecNorm::reading(scale.as_deref())
+        };
+        let name = variant("matvec_dec", gw.ty);
+        let label = match moe {
+            Some(_) => self.shape_label("moe_matvec_dec", n_ff, gw.cols()),
+            None => self.shape_label(name, n_ff, gw.cols()),
+        };
+        let g = grid(ntok, n_ff / per_wg);
+        for (i, (w, row0)) in pair.into_iter().enumerate() {
+            let y = gu.addr() + (4 * n * i) as u64;
+            let slots = match &moe {
+                Some(m) => DecMoe {
+                    ids: m.ids,
+                    scale: m.scales[i].unwrap_or(0),
+                    wts: out.addr(),
+                    expert16: (expert_bytes / 16) as u32,
+                    k: m.k as u32,
+                    x_per_slot: false,
+                    has_scale: m.scales[i].is_some(),
+                    row0: row0 as u32,
+                },
+                None => DecMoe {
+                    wts: out.addr(),
+                    ..DecMoe::default()
+                },
+            };
+            let dims = [w.cols() as u32, n_ff as u32, w.row_bytes as u32, ntok as u32, 0];
+            let norm = DecNorm { up: i == 1, ..norm };
+            let push = dec_push([w.buf.address, q, s, y], dims, &slots, &norm);
+            let spec = [wg, lpr, nr, moe.is_some() as u32, pb, norm.spec()];
+            // The up projection beside the gate's: both read the same input, each its own output.
+            self.run_labeled(name, label, spec, g, push, Some(y), used || i == 1);
+        }
+        let sa = side.addr() + n as u64;
+        self.quant_primed_at(&out, mode, (side.addr(), sa), (side, None));
+        Some(out)
     }
 
     /// The gated activation; `int_next`: an integer-dot mat-vec reads it next whatever its
@@ -2202,6 +2327,16 @@ impl Backend for VulkanBackend {
         self.settle(x);
         self.settle(y);
         self.elementwise(x.addr(), y.addr(), x.addr(), x.len(), x.cols, 1, 0.0);
+    }
+
+    fn gate_up_act(&self, gate: &VkWeight, up: &VkWeight, x: &VkTensor, act: GatedAct) -> VkTensor {
+        let n_ff = gate.rows();
+        if let Some(a) = self.glu_fused([(gate, 0), (up, 0)], n_ff, x, act, None) {
+            return a;
+        }
+        let g = self.project(gate, x);
+        let u = self.project(up, x);
+        self.gated(&g, &u, act)
     }
 
     fn gated(&self, gate: &VkTensor, up: &VkTensor, act: GatedAct) -> VkTensor {

@@ -101,6 +101,10 @@ pub struct ModelArgs {
     /// comparisons).
     #[arg(long, hide = true)]
     pub vk_fuse_norm: Option<bool>,
+    /// Vulkan decode: the gated activation computed by the gate and up mat-vecs (kernel
+    /// comparisons).
+    #[arg(long, hide = true)]
+    pub vk_fuse_glu: Option<bool>,
     /// Vulkan MoE decode: the router's mat-vec also routes (kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_router_routes: Option<bool>,
@@ -227,6 +231,9 @@ pub struct ModelArgsLite {
     /// Vulkan decode: the next RMSNorm computed by the residual add's mat-vec (kernel checks).
     #[arg(long, hide = true)]
     pub vk_fuse_norm: Option<bool>,
+    /// Vulkan decode: the gated activation computed by the gate and up mat-vecs (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_fuse_glu: Option<bool>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -272,6 +279,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_norm_wg: None,
         vk_moe_fused_down: None,
         vk_fuse_norm: a.vk_fuse_norm,
+        vk_fuse_glu: a.vk_fuse_glu,
         vk_router_routes: None,
         vk_route_rank: None,
         vk_chunks: None,
@@ -354,6 +362,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         decode_norm_wg: args.vk_norm_wg,
         moe_fused_down: args.vk_moe_fused_down,
         fuse_norm: args.vk_fuse_norm,
+        fuse_glu: args.vk_fuse_glu,
         router_routes: args.vk_router_routes,
         route_rank: args.vk_route_rank,
         submit_chunks: args.vk_chunks,

@@ -263,28 +263,36 @@ impl VulkanBackend {
             Some(gr) => self.moe_project_grouped(m, off, n, input, gr, s, nslots, k, per_slot),
             None => self.moe_project(m, off, n, input, ids.addr(), s, nslots, k, per_slot),
         };
-        let (g, u) = match &w.gate_up {
-            GateUp::Separate { gate, up } => {
-                let n_ff = gate.rows();
-                (
-                    proj(gate, 0, n_ff, x, scales[0], false),
-                    proj(up, 0, n_ff, x, scales[1], false),
-                )
-            }
-            GateUp::Fused(gu) => {
-                // Gate rows first, then up rows, within each expert.
-                let n_ff = gu.rows() / 2;
-                (
-                    proj(gu, 0, n_ff, x, scales[0], false),
-                    proj(gu, n_ff, n_ff, x, scales[1], false),
-                )
+        // Gate rows first, then up rows, within each expert of a fused tensor.
+        let (pair, n_ff) = match &w.gate_up {
+            GateUp::Separate { gate, up } => ([(*gate, 0), (*up, 0)], gate.rows()),
+            GateUp::Fused(gu) => ([(*gu, 0), (*gu, gu.rows() / 2)], gu.rows() / 2),
+        };
+        // Decode steps: the activation in the gate and up mat-vecs' tail where it can be.
+        let slots = GluSlots {
+            ids: ids.addr(),
+            scales: [scales[0], scales[1]],
+            nslots,
+            k,
+        };
+        let fused = groups
+            .is_none()
+            .then(|| self.glu_fused(pair, n_ff, x, w.act, Some(slots)))
+            .flatten();
+        let a = match fused {
+            Some(a) => a,
+            None => {
+                let [(gw, g0), (uw, u0)] = pair;
+                let g = proj(gw, g0, n_ff, x, scales[0], false);
+                let u = proj(uw, u0, n_ff, x, scales[1], false);
+                // Slot by slot, the down projection's input is quantized as it is produced,
+                // where moe_matvecq reads it.
+                let int_down = !grouped
+                    && self.tune.int_dot
+                    && act_mode(w.down.ty).is_some_and(|(m, _)| m <= 2);
+                self.gated_for(&g, &u, w.act, int_down)
             }
         };
-        // Slot by slot, the down projection's input is quantized as it is produced, where
-        // moe_matvecq reads it.
-        let int_down =
-            !grouped && self.tune.int_dot && act_mode(w.down.ty).is_some_and(|(m, _)| m <= 2);
-        let a = self.gated_for(&g, &u, w.act, int_down);
         if groups.is_none() && self.tune.moe_fused_down {
             let ids = ids.addr();
             let done =

@@ -134,6 +134,11 @@ pub struct VulkanOptions {
     /// 247.3 / 244.5 tok/s with it against 250.4 / 247.8 / 250.7 without (in an earlier call
     /// +0.3% and +1.5%).
     pub fuse_norm: Option<bool>,
+    /// Decode steps of a SwiGLU/GeGLU FFN on K-quants: the gate and up mat-vecs also compute
+    /// the activation and its quantization for the down-projection (matvec_dec.comp's GLU: the
+    /// last workgroup of each 256-row block of both does glu_quant.comp's work), a stage fewer
+    /// a layer, the same bits. `None`: on.
+    pub fuse_glu: Option<bool>,
     /// MoE decode steps: the router's mat-vec also routes (matvec.comp's ROUTE: its last
     /// workgroup of each token ranks the experts as moe_route.comp does), one dispatch instead
     /// of two. `None`: on.
@@ -226,6 +231,8 @@ pub(super) struct Tuning {
     pub(super) moe_fused_down: bool,
     /// See [`VulkanOptions::fuse_norm`].
     pub(super) fuse_norm: bool,
+    /// See [`VulkanOptions::fuse_glu`].
+    pub(super) fuse_glu: bool,
     /// See [`VulkanOptions::router_routes`].
     pub(super) router_routes: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -539,6 +546,7 @@ impl Tuning {
             moe_spec,
             moe_fused_down: opts.moe_fused_down.unwrap_or(true),
             fuse_norm: opts.fuse_norm.unwrap_or(false),
+            fuse_glu: opts.fuse_glu.unwrap_or(true),
             router_routes: opts.router_routes.unwrap_or(true),
             route_rank: opts.route_rank.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
