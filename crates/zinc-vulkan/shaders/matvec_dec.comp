@@ -136,6 +136,11 @@ bool has_scale() {
 
 
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer Vec4s { vec4 v[]; };
+// The weights and the quantized input, read-only and unaliased within a dispatch (NonWritable
+// members, RestrictPointer variables), so the compiler may take its read-only load path and
+// order their loads freely.
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer RQuads { uvec4 v[]; };
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer RVec4s { vec4 v[]; };
 
 // FUSE and RS's shared memory only in their variants (1-element arrays otherwise).
 const uint HAS_NORM = ((NORM & 3u) + 2u) / 3u; // 1 where FUSE or RS
@@ -336,9 +341,9 @@ void main() {
     if (MOE == 1u && live) {
         e1 = pc.ids.v[t];
     }
-    Quads wq = Quads(pc.w);
-    Quads aq = Quads(pc.xq);
-    Vec4s sq = Vec4s(pc.xs);
+    restrict RQuads wq = RQuads(pc.w);
+    restrict RQuads aq = RQuads(pc.xq);
+    restrict RVec4s sq = RVec4s(pc.xs);
     uint nblocks = pc.ncols / 256u;
     // MOE 2: token t's slots grp, grp + WG / LPR, …, each weighted before the rows' sums.
     uint nslot = MOE == 2u ? pc.k : 1u;

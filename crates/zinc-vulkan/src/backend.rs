@@ -1587,6 +1587,15 @@ impl VulkanBackend {
             && self.dec_shape(w)[0] > 0
     }
 
+    /// `dec_shape` for an MoE expert tensor's decode mat-vecs (`VulkanOptions::moe_rows`).
+    pub(super) fn dec_shape_moe(&self, w: &VkWeight) -> [u32; 4] {
+        let mut s = self.dec_shape(w);
+        if let Some(nr) = self.tune.moe_rows {
+            s[1] = nr;
+        }
+        s
+    }
+
     /// matvec_dec.comp's [LPR, NR, WG, PB] for `w` (zeros: not used).
     pub(super) fn dec_shape(&self, w: &VkWeight) -> [u32; 4] {
         match w.ty {
@@ -1711,7 +1720,10 @@ impl VulkanBackend {
         if !self.tune.int_dot || x.rows > 4 || !self.dec_kernel_for(gw, x.rows) {
             return None;
         }
-        let [lpr, nr, wg, pb] = self.dec_shape(gw);
+        let [lpr, nr, wg, pb] = match moe {
+            Some(_) => self.dec_shape_moe(gw),
+            None => self.dec_shape(gw),
+        };
         let pb = if moe.is_some() { pb & !DEC_PAIR } else { pb };
         let wg = wg.max(lpr);
         let per_wg = (wg / lpr * nr) as usize;
@@ -1769,7 +1781,13 @@ impl VulkanBackend {
                     ..DecMoe::default()
                 },
             };
-            let dims = [w.cols() as u32, n_ff as u32, w.row_bytes as u32, ntok as u32, 0];
+            let dims = [
+                w.cols() as u32,
+                n_ff as u32,
+                w.row_bytes as u32,
+                ntok as u32,
+                0,
+            ];
             let norm = DecNorm { up: i == 1, ..norm };
             let push = dec_push([w.buf.address, q, s, y], dims, &slots, &norm);
             let spec = [wg, lpr, nr, moe.is_some() as u32, pb, norm.spec()];

@@ -84,6 +84,9 @@ fn conforms(
         attn_direct: (tpr == 8).then_some(1024),
         // The next pre-norm fused into the residual mat-vec where it applies (off by default).
         fuse_norm: Some(true),
+        // MoE experts in the last run at 2 rows a group of lanes where dense weights take 3
+        // (their gate and up then fuse the activation: 8 rows a workgroup divide 256).
+        moe_rows: (tpr == 8).then_some(2),
         // Decode norms of 512 invocations in the last run (a 2,304-wide row in two
         // workgroups, the second partial).
         decode_norm_wg: (tpr == 8).then_some(512),

@@ -105,6 +105,9 @@ pub struct ModelArgs {
     /// comparisons).
     #[arg(long, hide = true)]
     pub vk_fuse_glu: Option<bool>,
+    /// Vulkan MoE decode: rows a group of lanes in the experts' mat-vecs (kernel tuning).
+    #[arg(long, hide = true)]
+    pub vk_moe_rows: Option<u32>,
     /// Vulkan MoE decode: the router's mat-vec also routes (kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_router_routes: Option<bool>,
@@ -280,6 +283,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_moe_fused_down: None,
         vk_fuse_norm: a.vk_fuse_norm,
         vk_fuse_glu: a.vk_fuse_glu,
+        vk_moe_rows: None,
         vk_router_routes: None,
         vk_route_rank: None,
         vk_chunks: None,
@@ -363,6 +367,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         moe_fused_down: args.vk_moe_fused_down,
         fuse_norm: args.vk_fuse_norm,
         fuse_glu: args.vk_fuse_glu,
+        moe_rows: args.vk_moe_rows,
         router_routes: args.vk_router_routes,
         route_rank: args.vk_route_rank,
         submit_chunks: args.vk_chunks,

@@ -144,7 +144,7 @@ impl VulkanBackend {
             if let Some((q, s, used, norm)) = self.quant_input(w.ty, x, dec) {
                 let seq = self.rec().ops;
                 if dec {
-                    let [lpr, nr, wg, pb] = self.dec_shape(w);
+                    let [lpr, nr, wg, pb] = self.dec_shape_moe(w);
                     let pb = pb & !DEC_PAIR;
                     let wg = wg.max(lpr);
                     let g = grid(nslots, nrows.div_ceil((wg / lpr * nr) as usize));
@@ -369,7 +369,7 @@ impl VulkanBackend {
         let (nrows, cols) = (w.rows(), w.cols());
         // A group of lanes a slot (up to 8 groups and 256 invocations, within the device's
         // workgroups; more slots take turns), NR rows a workgroup.
-        let [lpr, nr, _, pb] = self.dec_shape(w);
+        let [lpr, nr, _, pb] = self.dec_shape_moe(w);
         let pb = pb & !DEC_PAIR;
         let most = self.ctx.info.max_workgroup.min(256);
         let groups = (k.next_power_of_two() as u32)

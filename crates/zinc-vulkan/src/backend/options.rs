@@ -137,8 +137,16 @@ pub struct VulkanOptions {
     /// Decode steps of a SwiGLU/GeGLU FFN on K-quants: the gate and up mat-vecs also compute
     /// the activation and its quantization for the down-projection (matvec_dec.comp's GLU: the
     /// last workgroup of each 256-row block of both does glu_quant.comp's work), a stage fewer
-    /// a layer, the same bits. `None`: on.
+    /// a layer, the same bits. `None`: on. (H200, tg128 alternating on one build: Qwen3-8B
+    /// 281.3 / 280.8 tok/s against 281.3 / 275.8 off, after 4,096 tokens 247.8 / 249.5 against
+    /// 249.1 / 246.5, 30B-A3B 259.7 / 261.5 against 260.9 / 261.1 — no faster, fewer dispatches;
+    /// with `fuse_norm` as well, 484 → 340 stages a MoE token, 258.9 / 260.2.)
     pub fuse_glu: Option<bool>,
+    /// MoE decode steps: rows a group of lanes in the experts' K-quant mat-vecs (1–8; the
+    /// gate/up and the down-projection with the weighted sum), kernel tuning. `None`: as a
+    /// dense weight of the expert's rows (one row; H200, Qwen3-30B-A3B tg128 at 2: 254.9 /
+    /// 257.6 tok/s against 256.2 / 255.2 — within the noise).
+    pub moe_rows: Option<u32>,
     /// MoE decode steps: the router's mat-vec also routes (matvec.comp's ROUTE: its last
     /// workgroup of each token ranks the experts as moe_route.comp does), one dispatch instead
     /// of two. `None`: on.
@@ -233,6 +241,8 @@ pub(super) struct Tuning {
     pub(super) fuse_norm: bool,
     /// See [`VulkanOptions::fuse_glu`].
     pub(super) fuse_glu: bool,
+    /// See [`VulkanOptions::moe_rows`].
+    pub(super) moe_rows: Option<u32>,
     /// See [`VulkanOptions::router_routes`].
     pub(super) router_routes: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -463,6 +473,14 @@ impl Tuning {
                 }
             }
         }
+        let moe_rows = match opts.moe_rows {
+            Some(r) if !(1..=8).contains(&r) => {
+                return Err(VulkanError::BadOption(format!(
+                    "MoE decode rows {r} (1 to 8 a group of lanes)"
+                )))
+            }
+            r => r,
+        };
         let attn_ahead = checked(
             opts.attn_ahead,
             4,
@@ -547,6 +565,7 @@ impl Tuning {
             moe_fused_down: opts.moe_fused_down.unwrap_or(true),
             fuse_norm: opts.fuse_norm.unwrap_or(false),
             fuse_glu: opts.fuse_glu.unwrap_or(true),
+            moe_rows,
             router_routes: opts.router_routes.unwrap_or(true),
             route_rank: opts.route_rank.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
@@ -618,6 +637,8 @@ mod tests {
         assert_eq!(gpu.f16_budget, (140u64 << 30) / 2);
         assert_eq!(gpu.chunks, [FIRST_CHUNK, CHUNK]);
         assert!(gpu.spin_wait && gpu.pad_stages == 0);
+        // The activation in the gate/up tail; MoE experts shaped as dense weights.
+        assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
         let mid = Tuning::resolve(
             &VulkanOptions::default(),
             &device(crate::DeviceKind::Discrete, 48),
@@ -711,6 +732,20 @@ mod tests {
                     ..Default::default()
                 },
                 "32x1x96",
+            ),
+            (
+                VulkanOptions {
+                    moe_rows: Some(9),
+                    ..Default::default()
+                },
+                "MoE decode rows 9",
+            ),
+            (
+                VulkanOptions {
+                    moe_rows: Some(0),
+                    ..Default::default()
+                },
+                "MoE decode rows 0",
             ),
             (
                 VulkanOptions {
