@@ -426,23 +426,34 @@ impl Drop for Context {
     }
 }
 
+/// `Buffer::write` copies this much a thread at a time.
+const WRITE_PIECE: usize = 4 << 20;
+
 impl Buffer {
     /// Whether the host can write and read it directly.
     pub fn is_mapped(&self) -> bool {
         !self.mapped.is_null()
     }
 
-    /// Copies `data` into a mapped buffer at `offset`.
+    /// Copies `data` into a mapped buffer at `offset`. Large copies (a model's weights, read
+    /// from the file's map: page faults as much as copying) are split across the host's
+    /// threads in pieces of `WRITE_PIECE` bytes.
     pub fn write(&self, offset: u64, data: &[u8]) {
+        use rayon::prelude::*;
         assert!(self.is_mapped() && offset + data.len() as u64 <= self.size);
-        // SAFETY: in bounds of a live mapping; the GPU is not using this range (callers write
-        // before submitting work that reads it, or after waiting for it).
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                data.as_ptr(),
-                self.mapped.add(offset as usize),
-                data.len(),
-            )
+        let base = self.mapped as usize + offset as usize;
+        // SAFETY: in bounds of a live mapping (asserted above); the GPU is not using this range
+        // (callers write before submitting work that reads it, or after waiting for it); the
+        // pieces are disjoint.
+        let copy = |at: usize, piece: &[u8]| unsafe {
+            std::ptr::copy_nonoverlapping(piece.as_ptr(), (base + at) as *mut u8, piece.len())
+        };
+        if data.len() < 2 * WRITE_PIECE {
+            copy(0, data);
+        } else {
+            data.par_chunks(WRITE_PIECE)
+                .enumerate()
+                .for_each(|(i, piece)| copy(i * WRITE_PIECE, piece));
         }
     }
 
