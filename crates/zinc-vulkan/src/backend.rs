@@ -1801,6 +1801,9 @@ impl VulkanBackend {
             let push = dec_push([w.buf.address, q, s, y], dims, &slots, &norm);
             let spec = [wg, lpr, nr, moe.is_some() as u32, pb, norm.spec()];
             // The up projection beside the gate's: both read the same input, each its own output.
+            // (Both also write `out`, `side` and the counters, which they declare not: safe
+            // because the quantization cache is replaced below, so nothing else joins their
+            // barrier interval, and the down-projection reading `out` records a barrier first.)
             self.run_labeled(name, label, spec, g, push, Some(y), used || i == 1);
         }
         let sa = side.addr() + n as u64;
