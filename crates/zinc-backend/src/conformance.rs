@@ -316,6 +316,37 @@ fn matmul_ref(w: &[f32], rows: usize, cols: usize, x: &[f32], ntok: usize) -> Ve
     out
 }
 
+/// `got`, the SwiGLU activation of `x` (`ntok` rows of `SQ`, as the backend read it) through
+/// the `glu.gate.<ty>` and `glu.up.<ty>` fixtures, against SwiGLU of the reference products:
+/// the error of g and u (each within the mat-mul bound) through silu(g)·u, whose slope in g is
+/// below 1.1·|u|.
+fn judge_swiglu(
+    name: String,
+    got: &[f32],
+    m: &GgufModel,
+    ty: GgmlType,
+    x: &[f32],
+    ntok: usize,
+    tol: &Tolerance,
+) -> CaseResult {
+    let xr = dot_input(ty, x);
+    let gd = dequant(m, &format!("glu.gate.{}", ty.name()));
+    let ud = dequant(m, &format!("glu.up.{}", ty.name()));
+    let rg = matmul_ref(&gd, GLU_FF, SQ, &xr, ntok);
+    let ru = matmul_ref(&ud, GLU_FF, SQ, &xr, ntok);
+    let silu = |v: f64| v / (1.0 + (-v).exp());
+    let ra: Vec<f64> = rg.iter().zip(&ru).map(|(&g, &u)| silu(g) * u).collect();
+    judge(name, got, &ra, |i| {
+        let (t, r) = (i / GLU_FF, i % GLU_FF);
+        let nx = norm(&x[t * SQ..(t + 1) * SQ]);
+        let eg = tol.matmul * norm(&gd[r * SQ..(r + 1) * SQ]) * nx;
+        let eu = tol.matmul * norm(&ud[r * SQ..(r + 1) * SQ]) * nx;
+        1.1 * (ru[i].abs() + eu) * eg
+            + silu(rg[i]).abs() * eu
+            + tol.elementwise * ra[i].abs().max(1.0)
+    })
+}
+
 /// The activations as a dot product with `ty` weights sees them (see the module docs).
 fn dot_input(ty: GgmlType, x: &[f32]) -> Vec<f32> {
     use crate::cpu::dot::{act_kind, quantize_act, ActRow};
@@ -1051,24 +1082,15 @@ pub fn run<B: Backend>(
             if act != GatedAct::SwiGlu {
                 continue;
             }
-            // SwiGLU of the reference products: the error of g and u (each within the mat-mul
-            // bound) through silu(g)·u, whose slope in g is below 1.1·|u|.
-            let xr = dot_input(ty, &x);
-            let gd = dequant(m, &format!("glu.gate.{}", ty.name()));
-            let ud = dequant(m, &format!("glu.up.{}", ty.name()));
-            let rg = matmul_ref(&gd, GLU_FF, SQ, &xr, ntok);
-            let ru = matmul_ref(&ud, GLU_FF, SQ, &xr, ntok);
-            let silu = |v: f64| v / (1.0 + (-v).exp());
-            let ra: Vec<f64> = rg.iter().zip(&ru).map(|(&g, &u)| silu(g) * u).collect();
-            out.push(judge(format!("{case} reference"), &av, &ra, |i| {
-                let (t, r) = (i / GLU_FF, i % GLU_FF);
-                let nx = norm(&x[t * SQ..(t + 1) * SQ]);
-                let eg = tol.matmul * norm(&gd[r * SQ..(r + 1) * SQ]) * nx;
-                let eu = tol.matmul * norm(&ud[r * SQ..(r + 1) * SQ]) * nx;
-                1.1 * (ru[i].abs() + eu) * eg
-                    + silu(rg[i]).abs() * eu
-                    + tol.elementwise * ra[i].abs().max(1.0)
-            }));
+            out.push(judge_swiglu(
+                format!("{case} reference"),
+                &av,
+                m,
+                ty,
+                &x,
+                ntok,
+                tol,
+            ));
         }
     }
 
@@ -1208,22 +1230,7 @@ pub fn run<B: Backend>(
         let a = b.gate_up_act(&gw, &uw, &h, GatedAct::SwiGlu);
         let av = b.read(&a);
         let hv = b.read(&h);
-        let xr = dot_input(GgmlType::Q4_K, &hv);
-        let gd = dequant(m, "glu.gate.Q4_K");
-        let ud = dequant(m, "glu.up.Q4_K");
-        let rg = matmul_ref(&gd, GLU_FF, SQ, &xr, ntok);
-        let ru = matmul_ref(&ud, GLU_FF, SQ, &xr, ntok);
-        let silu = |v: f64| v / (1.0 + (-v).exp());
-        let ra: Vec<f64> = rg.iter().zip(&ru).map(|(&g, &u)| silu(g) * u).collect();
-        out.push(judge(case, &av, &ra, |i| {
-            let (t, r) = (i / GLU_FF, i % GLU_FF);
-            let nx = norm(&hv[t * SQ..(t + 1) * SQ]);
-            let eg = tol.matmul * norm(&gd[r * SQ..(r + 1) * SQ]) * nx;
-            let eu = tol.matmul * norm(&ud[r * SQ..(r + 1) * SQ]) * nx;
-            1.1 * (ru[i].abs() + eu) * eg
-                + silu(rg[i]).abs() * eu
-                + tol.elementwise * ra[i].abs().max(1.0)
-        }));
+        out.push(judge_swiglu(case, &av, m, GgmlType::Q4_K, &hv, ntok, tol));
     }
 
     // A K-quant MoE decode step with its norms fused (`matmul_add_norm` into the MoE FFN, whose

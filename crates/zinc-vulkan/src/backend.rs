@@ -1726,7 +1726,7 @@ impl VulkanBackend {
         let [(gw, _), (uw, _)] = pair;
         let ntok = moe.as_ref().map_or(x.rows, |m| m.nslots);
         let expert_bytes = gw.rows() as u64 * gw.row_bytes;
-        if !self.tune.int_dot || x.rows > 4 || !self.dec_kernel_for(gw, x.rows) {
+        if !self.tune.int_dot || !self.dec_kernel_for(gw, x.rows) {
             return None;
         }
         let [lpr, nr, wg, pb] = match moe {
