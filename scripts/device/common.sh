@@ -33,14 +33,28 @@ decode_ab() {
     [ $# -gt 0 ] && tps $Z $M "$@"
   done
 }
-LB=/tmp/lcu/build/bin/llama-bench
+# LCU: where llama.cpp is unpacked and built (default /tmp/lcu; a folder inside the checkout
+# that git ignores outlives the call while the machine stays warm, so a later call can reuse it).
+LCU=${LCU:-/tmp/lcu}
+LB=$LCU/build/bin/llama-bench
+# Waits for `synth`'s two files (its background jobs, not others such as a llama.cpp build).
+wait_synth() {
+  while pgrep -f "synth --preset" > /dev/null; do sleep 2; done
+  ls -la /tmp/q8b.gguf /tmp/moe.gguf
+}
+# `ab A B TEST…`: the test twice with options A, twice with B, alternating (quote each side).
+ab() {
+  local a=$1 b=$2; shift 2
+  for i in 1 2; do tps $Z "$@" $a; tps $Z "$@" $b; done
+}
 build_llama() {
-  mkdir -p /tmp/lcu && tar -xJf ${LLAMA_SRC:-.dev/llama-src.tar.xz} -C /tmp/lcu
+  [ -x $LB ] && { echo "llama.cpp CUDA build: reused ($LB)" | tee $OUT/build-time.txt; return; }
+  mkdir -p $LCU && [ -d $LCU/llama.cpp ] || tar -xJf ${LLAMA_SRC:-.dev/llama-src.tar.xz} -C $LCU
   local start=$(date +%s)
-  nice -n 10 cmake -S /tmp/lcu/llama.cpp -B /tmp/lcu/build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+  nice -n 10 cmake -S $LCU/llama.cpp -B $LCU/build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \
     -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DCMAKE_BUILD_TYPE=Release > $OUT/cmake.log 2>&1
-  nice -n 10 cmake --build /tmp/lcu/build --target llama-bench -j ${1:-16} > $OUT/build.log 2>&1
+  nice -n 10 cmake --build $LCU/build --target llama-bench -j ${1:-16} > $OUT/build.log 2>&1
   echo "llama.cpp CUDA build: $(( $(date +%s) - start )) s" | tee $OUT/build-time.txt
 }
 vs_llama() {

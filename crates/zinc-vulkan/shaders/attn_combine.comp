@@ -1,4 +1,6 @@
 #version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 // attn_combine.comp — split-K attention, pass 2: merges the nsplit partials of attn_split.comp
 // or attn_dec.comp, HPB consecutive heads a workgroup. With a mode, the merged rows — the
 // out-projection's input, HPB heads making whole quantization blocks — are also quantized for

@@ -1,4 +1,6 @@
 #version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 // glu_quant.comp — a gated activation, act(gate) ⊙ up (elementwise.comp's ops 4 and 5, act.glsl),
 // that also quantizes its output for the integer-dot mat-vec that reads it next (quant8.glsl):
 // one dispatch where the activation and quant_act take two.

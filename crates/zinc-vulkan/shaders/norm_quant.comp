@@ -1,4 +1,5 @@
 #version 450
+#extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 // norm_quant.comp — RMSNorm of whole rows (rms_norm.comp's arithmetic, rms.glsl) that also

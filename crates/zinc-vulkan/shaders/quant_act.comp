@@ -1,4 +1,6 @@
 #version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
 // quant_act.comp — quantizes activations to 8-bit integers for the integer-dot mat-vec
 // (matvecq.comp); the arithmetic and output layout are quant8.glsl's.
 //

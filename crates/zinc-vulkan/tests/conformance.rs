@@ -1,8 +1,9 @@
 //! The conformance suite on the Vulkan backend (lavapipe in CI), under the Khronos validation
 //! layer: every op and format agrees with the reference math, and the layer reports no error.
 
-use zinc_backend::conformance::{run, Tolerance};
-use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
+mod common;
+
+use common::conforms;
 
 /// Threads per mat-vec row: 1 is lavapipe's own choice; 16 runs the integer-dot mat-vec and the
 /// split-key decode attention a GPU gets (row reductions through subgroup shuffles where the
@@ -40,91 +41,4 @@ fn vulkan_backend_conforms_without_validation_errors() {
     ] {
         conforms(tpr, int_dot, cpu_attention, decode, kquant, pieces);
     }
-}
-
-type Shape = Option<(u32, u32, u32)>;
-
-fn conforms(
-    tpr: u32,
-    int_dot: bool,
-    cpu_attention: bool,
-    decode: Shape,
-    kquant: Shape,
-    pieces: Option<(u32, u32, bool)>,
-) {
-    let b = VulkanBackend::new(&VulkanOptions {
-        device: None,
-        validation: true,
-        threads_per_row: Some(tpr),
-        prompt_threads_per_row: Some(tpr),
-        int_dot: Some(int_dot),
-        cpu_attention: Some(cpu_attention),
-        decode_matvec: decode,
-        decode_kquant: kquant,
-        decode_pieces: pieces.map(|p| p.0),
-        decode_passes: pieces.map(|p| p.1),
-        decode_pair: pieces.map(|p| p.2),
-        // Decode attention: 128 invocations a slice loading 8 keys at once (the GPU-style run
-        // with the in-place merge), else 256 loading 2.
-        attn_wg: Some(if tpr == 16 { 128 } else { 256 }),
-        attn_ahead: Some(if tpr == 16 { 8 } else { 2 }),
-        // The float run sends its commands to the device a few at a time, in pieces of one,
-        // two, then three commands (barriers between command buffers order them as within one).
-        submit_chunks: (tpr == 64).then_some((1, 3)),
-        // MoE routing: the one-pass ranking, except in the float run (a round per pick).
-        route_rank: Some(tpr != 64),
-        attn_merge: Some(tpr == 16),
-        // Query heads a workgroup over split keys: 2 in the merging run, 1 in the last; the
-        // last also takes up to 1,024 keys in one slice written directly.
-        attn_heads: match tpr {
-            16 => Some(2),
-            8 => Some(1),
-            _ => None,
-        },
-        attn_direct: (tpr == 8).then_some(1024),
-        // The next pre-norm fused into the residual mat-vec where it applies (off by default).
-        fuse_norm: Some(true),
-        // MoE experts in the last run at 2 rows a group of lanes where dense weights take 3
-        // (their gate and up then fuse the activation: 8 rows a workgroup divide 256).
-        moe_rows: (tpr == 8).then_some(2),
-        // Decode norms of 512 invocations in the last run (a 2,304-wide row in two
-        // workgroups, the second partial).
-        decode_norm_wg: (tpr == 8).then_some(512),
-        ..Default::default()
-    })
-    .expect("a Vulkan device with the validation layer (CI installs lavapipe and vulkan-validationlayers)");
-    eprintln!(
-        "device: {} ({}), {tpr} threads per row, integer dots {int_dot} (device: {}), CPU-style attention {cpu_attention}, decode mat-vec {decode:?}, K-quants {kquant:?} × (pieces, passes, pair) {pieces:?}",
-        b.device().name,
-        b.device().driver_info,
-        b.device().integer_dot_product
-    );
-    // ZINC_CONFORMANCE_FILTER=text runs only the cases whose name contains it (debugging).
-    let filter = std::env::var("ZINC_CONFORMANCE_FILTER").ok();
-    let results = run(&b, &Tolerance::exact_f32(), filter.as_deref()).expect("suite");
-    for r in &results {
-        eprintln!(
-            "{:>6.3} {} {} {}",
-            r.worst,
-            if r.ok { "ok  " } else { "FAIL" },
-            r.name,
-            if r.ok { "" } else { &r.detail }
-        );
-    }
-    let failed: Vec<_> = results.iter().filter(|r| !r.ok).collect();
-    assert!(
-        failed.is_empty(),
-        "{} of {} cases failed: {failed:#?}",
-        failed.len(),
-        results.len()
-    );
-    if filter.is_none() {
-        assert!(results.len() > 60, "only {} cases ran", results.len());
-    }
-    drop(b);
-    assert_eq!(
-        validation_errors(),
-        0,
-        "the validation layer reported errors (printed above)"
-    );
 }

@@ -1,0 +1,23 @@
+//! The conformance suite on lavapipe with 128-bit vectors (subgroups of 4 invocations), at the
+//! GPU-style kernel shapes of conformance.rs's second run: the paths taken where subgroups are
+//! narrower than the kernels' shuffles assume — quant8.glsl's shared-memory tree, matvec_dec's
+//! group sums through shared memory — against the same reference. (Elsewhere, on a device
+//! lavapipe is not, the run is that of its own subgroups.)
+
+mod common;
+
+#[test]
+fn vulkan_backend_conforms_with_narrow_subgroups() {
+    // Set before the first Vulkan call of this process, whose only test this is (no other
+    // thread reads the environment meanwhile).
+    std::env::set_var("LP_NATIVE_VECTOR_WIDTH", "128");
+    let subgroup = common::conforms(
+        16,
+        true,
+        false,
+        None,
+        Some((32, 2, 128)),
+        Some((4, 2, false)),
+    );
+    eprintln!("subgroup size {subgroup}");
+}
