@@ -1,4 +1,6 @@
 #!/bin/bash
+# (A record of a call that ran: `--vk-norm-in-matvec` existed only in that call's build, an
+# experiment not kept — docs/BENCHMARKS.md, session 16.)
 # Session 16, third GPU call: NIN with its row staged through shared memory (coalesced loads;
 # matvec_dec.comp's nx_x) against the norm as its own stage, alternating on one build, while
 # llama.cpp's CUDA build of the earlier calls finishes (.lcu/); then the side-by-side at the

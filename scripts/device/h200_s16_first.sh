@@ -1,4 +1,6 @@
 #!/bin/bash
+# (A record of a call that ran: `--vk-norm-in-matvec` existed only in that call's build, an
+# experiment not kept — docs/BENCHMARKS.md, session 16.)
 # Session 16, first GPU call: the pre-norms read by their mat-vecs (matvec_dec.comp's NIN,
 # `--vk-norm-in-matvec`, on by default) against the norm as its own stage, on one build,
 # alternating; the ceiling (the norms left out, results wrong); `zinc selftest` both ways.

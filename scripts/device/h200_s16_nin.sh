@@ -1,4 +1,6 @@
 #!/bin/bash
+# (A record of a call that ran: `--vk-norm-in-matvec` existed only in that call's build, an
+# experiment not kept — docs/BENCHMARKS.md, session 16.)
 # Session 16, second GPU call: NIN with the norm's sum in chunk order (every workgroup's
 # prologue one round of loads, the sums in turn, the tree) and only for mat-vecs of up to 8,192
 # rows (q, k, v; not the 8B's gate and up), against the norm as its own stage, alternating on
