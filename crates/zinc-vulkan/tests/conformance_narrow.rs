@@ -11,7 +11,7 @@ fn vulkan_backend_conforms_with_narrow_subgroups() {
     // Set before the first Vulkan call of this process, whose only test this is (no other
     // thread reads the environment meanwhile).
     std::env::set_var("LP_NATIVE_VECTOR_WIDTH", "128");
-    let subgroup = common::conforms(
+    let (name, subgroup) = common::conforms(
         16,
         true,
         false,
@@ -19,5 +19,9 @@ fn vulkan_backend_conforms_with_narrow_subgroups() {
         Some((32, 2, 128)),
         Some((4, 2, false)),
     );
-    eprintln!("subgroup size {subgroup}");
+    eprintln!("{name}: subgroups of {subgroup}");
+    // On lavapipe the run took the narrow paths it is for.
+    if name.contains("llvmpipe") {
+        assert!(subgroup < 8, "{name} kept subgroups of {subgroup}");
+    }
 }

@@ -7,8 +7,8 @@ use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
 pub type Shape = Option<(u32, u32, u32)>;
 
 /// One run of the suite under the validation layer with these kernel shapes (see
-/// conformance.rs), every case passing and no validation error; returns the device's subgroup
-/// size.
+/// conformance.rs), every case passing and no validation error; returns the device's name and
+/// subgroup size.
 pub fn conforms(
     tpr: u32,
     int_dot: bool,
@@ -16,7 +16,7 @@ pub fn conforms(
     decode: Shape,
     kquant: Shape,
     pieces: Option<(u32, u32, bool)>,
-) -> u32 {
+) -> (String, u32) {
     let b = VulkanBackend::new(&VulkanOptions {
         device: None,
         validation: true,
@@ -86,12 +86,12 @@ pub fn conforms(
     if filter.is_none() {
         assert!(results.len() > 60, "only {} cases ran", results.len());
     }
-    let subgroup = b.device().subgroup_size;
+    let device = (b.device().name.clone(), b.device().subgroup_size);
     drop(b);
     assert_eq!(
         validation_errors(),
         0,
         "the validation layer reported errors (printed above)"
     );
-    subgroup
+    device
 }
