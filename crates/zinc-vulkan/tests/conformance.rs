@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::conforms;
+use common::{conforms, GPU_STYLE};
 
 /// Threads per mat-vec row: 1 is lavapipe's own choice; 16 runs the integer-dot mat-vec and the
 /// split-key decode attention a GPU gets (row reductions through subgroup shuffles where the
@@ -21,14 +21,7 @@ use common::conforms;
 fn vulkan_backend_conforms_without_validation_errors() {
     for (tpr, int_dot, cpu_attention, decode, kquant, pieces) in [
         (1, true, true, None, None, None),
-        (
-            16,
-            true,
-            false,
-            None,
-            Some((32, 2, 128)),
-            Some((4, 2, false)),
-        ),
+        GPU_STYLE,
         (64, false, true, None, None, None),
         (
             8,

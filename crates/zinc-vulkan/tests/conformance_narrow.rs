@@ -11,14 +11,8 @@ fn vulkan_backend_conforms_with_narrow_subgroups() {
     // Set before the first Vulkan call of this process, whose only test this is (no other
     // thread reads the environment meanwhile).
     std::env::set_var("LP_NATIVE_VECTOR_WIDTH", "128");
-    let (name, subgroup) = common::conforms(
-        16,
-        true,
-        false,
-        None,
-        Some((32, 2, 128)),
-        Some((4, 2, false)),
-    );
+    let (tpr, int_dot, cpu_attention, decode, kquant, pieces) = common::GPU_STYLE;
+    let (name, subgroup) = common::conforms(tpr, int_dot, cpu_attention, decode, kquant, pieces);
     eprintln!("{name}: subgroups of {subgroup}");
     // On lavapipe the run took the narrow paths it is for.
     if name.contains("llvmpipe") {

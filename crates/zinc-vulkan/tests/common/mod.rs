@@ -6,6 +6,21 @@ use zinc_vulkan::{validation_errors, VulkanBackend, VulkanOptions};
 
 pub type Shape = Option<(u32, u32, u32)>;
 
+/// `conforms`'s arguments: threads per row, integer dots, CPU-style attention, the decode
+/// mat-vec's shape, the K-quants' and their (pieces, passes, pair).
+pub type Run = (u32, bool, bool, Shape, Shape, Option<(u32, u32, bool)>);
+
+/// The GPU-style run: 16 threads per row, integer dots, split-key attention, K-quant decode
+/// steps on matvec_dec.comp at GPUs' default shape with 2 passes' loads at once.
+pub const GPU_STYLE: Run = (
+    16,
+    true,
+    false,
+    None,
+    Some((32, 2, 128)),
+    Some((4, 2, false)),
+);
+
 /// One run of the suite under the validation layer with these kernel shapes (see
 /// conformance.rs), every case passing and no validation error; returns the device's name and
 /// subgroup size.
