@@ -2,14 +2,16 @@
 # libglvnd packages the NVIDIA driver's ICD loads through: libglvnd0 libegl1 libgl1 libglx0
 # libgles2 libopengl0; with libvulkan1 alone no device is found), the NVIDIA ICD, Z (the zinc
 # binary: $ZINC, default .dev/zinc), `synth` (the Qwen3-8B and Qwen3-30B-A3B files at /tmp/q8b.gguf
-# and /tmp/moe.gguf, in the background: `wait` for them) and `tps BINARY ARGS…` (one `zinc bench`
+# and /tmp/moe.gguf, in the background: `wait_synth` for them, which a llama.cpp build running
+# beside does not hold up as `wait` would), `ab A B TEST…` (a test with options A, then B, twice)
+# and `tps BINARY ARGS…` (one `zinc bench`
 # on Vulkan, its tok/s with the host's waiting share, the device's span, idle µs between tokens
 # and dependent stages, on one line), `gpu_selftest` (`zinc selftest` on Vulkan: its last line
 # and any failure), `decode_ab [OPTIONS…]` (the three decode tests — Qwen3-8B tg128, tg64 after
 # 4,096 tokens, Qwen3-30B-A3B tg128 — each twice, alternating with $ZINC_OLD where set, then once
 # with the options given), and for llama.cpp (LLAMA_SRC: its source, see
-# h200_cuda_vs_llama.sh) `build_llama [JOBS]` (its CUDA llama-bench, niced, logs and time in
-# $OUT) and `vs_llama` (the three side-by-sides through scripts/bench_vs_llama.py).
+# h200_cuda_vs_llama.sh) `build_llama [JOBS]` (its CUDA llama-bench in $LCU, niced, logs and
+# time in $OUT; one already built there is reused) and `vs_llama` (the three side-by-sides through scripts/bench_vs_llama.py).
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig >/dev/null 2>&1
 [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 Z=${ZINC:-.dev/zinc}
