@@ -80,13 +80,13 @@ layout(constant_id = 5) const uint U = 4;
 shared float qs[G * HD];
 shared float ps[G * SL_MAX];
 shared float red[G * LPK * 8u]; // values: the slots' sums, head by head
-shared float ml[2u * 8u];
+shared float ml[3u * 8u]; // per head: m, l, then (from 16) 1 / l for the output
 shared uint is_last;
 const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (MERGE_SPLITS)
 shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
 
 // The output of the workgroup's G heads of row t: qs[i] (head i / HD's unnormalized sums)
-// times ml[2·head + 1] (its 1 / L), written to o and, with a mode, quantized by the whole
+// times ml[16 + head] (its 1 / L), written to o and, with a mode, quantized by the whole
 // workgroup (every invocation calls it; G·HD a multiple of the block).
 void write_output(uint t, uint h0, uint tid) {
     uint span = G * HD;
@@ -97,7 +97,7 @@ void write_output(uint t, uint h0, uint tid) {
         vec4 v = vec4(0.0);
         if (live) {
             [[unroll]] for (uint k = 0u; k < 4u; k++) {
-                v[k] = qs[e + k] * ml[2u * ((e + k) / HD) + 1u];
+                v[k] = qs[e + k] * ml[16u + (e + k) / HD];
                 pc.o.v[ooff + e + k] = v[k];
             }
         }
@@ -200,6 +200,9 @@ void main() {
         if (lane == 0u) {
             ml[2u * gi] = m;
             ml[2u * gi + 1u] = l;
+            // One slice: the output is acc / l (l > 0: the slice holds at least the query's
+            // own position), read after the barriers below.
+            ml[16u + gi] = l > 0.0 ? 1.0 / l : 0.0;
         }
     }
     barrier();
@@ -253,20 +256,47 @@ void main() {
                 }
             }
         }
-        for (uint k = 0u; k < nsg; k++) {
-            if (sg == k && sg_first) {
+        // The subgroups' sums, added in subgroup order: where a single pass of dimensions
+        // leaves the scores read and their space holds every subgroup's sums, each subgroup
+        // stores its own there and they are added at once (two barriers); else one after
+        // another into red (a barrier each).
+        uint span = G * LPK * 8u;
+        bool at_once = DPL == 8u && nsg * span <= G * SL_MAX; // uniform
+        if (at_once) {
+            barrier(); // the scores are read
+            if (sg_first) {
                 [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
                     if (gi < G) {
                         [[unroll]] for (uint e = 0u; e < 8u; e++) {
-                            uint r = gi * (LPK * 8u) + part_lane * 8u + e;
-                            red[r] = k == 0u ? acc[gi][e] : red[r] + acc[gi][e];
+                            ps[sg * span + gi * (LPK * 8u) + part_lane * 8u + e] = acc[gi][e];
                         }
                     }
                 }
             }
             barrier();
+            for (uint r = tid; r < span; r += WG) {
+                float a = ps[r];
+                for (uint k = 1u; k < nsg; k++) {
+                    a = a + ps[k * span + r];
+                }
+                red[r] = a;
+            }
+        } else {
+            for (uint k = 0u; k < nsg; k++) {
+                if (sg == k && sg_first) {
+                    [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+                        if (gi < G) {
+                            [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                                uint r = gi * (LPK * 8u) + part_lane * 8u + e;
+                                red[r] = k == 0u ? acc[gi][e] : red[r] + acc[gi][e];
+                            }
+                        }
+                    }
+                }
+                barrier();
+            }
         }
-        for (uint r = tid; r < G * LPK * 8u; r += WG) {
+        for (uint r = tid; r < span; r += WG) {
             uint gi = r / (LPK * 8u);
             uint pl = (r / 8u) % LPK;
             uint d = pl * DPL + 8u * c + r % 8u;
@@ -284,13 +314,7 @@ void main() {
         barrier();
     }
     if (pc.direct == 1u) {
-        // One slice: the output is acc / l (l > 0: the slice holds at least the query's own
-        // position).
-        if (tid < G) {
-            float l = ml[2u * tid + 1u];
-            ml[2u * tid + 1u] = l > 0.0 ? 1.0 / l : 0.0;
-        }
-        barrier();
+        // One slice: the output is acc / l (ml[16 + head], stored with the softmax).
         write_output(t, h0, tid);
         return;
     }
@@ -348,7 +372,7 @@ void main() {
         for (uint s = 0u; s < nsplit; s++) {
             lsum += pv.v[base + s * stride + 1u] * wexp[tid * MERGE_MAX + s];
         }
-        ml[2u * tid + 1u] = (lsum > 0.0) ? 1.0 / lsum : 0.0;
+        ml[16u + tid] = (lsum > 0.0) ? 1.0 / lsum : 0.0;
     }
     // Each value's slices weighted and summed, into qs (the queries are long read).
     for (uint i = tid; i < G * HD; i += WG) {

@@ -19,7 +19,7 @@
 // Dispatch: G = ceil(nrows / (WG / TPR)) row groups as (min(G, 65535), ceil(ntok / NT),
 //   ceil(G / 65535)); the row group is wg_linear(), the token group gl_WorkGroupID.y.
 // y[t·nrows + r] = Σ_c dequant(w, r·row_bytes, c) · x[t·ncols + c]; each of a row's TPR threads
-// sums a strided share of the columns, then they reduce through shared memory.
+// sums a strided share of the columns, then they reduce (shared memory, then shuffles: SG).
 
 #include "common.glsl"
 #include "dequant.glsl"
@@ -39,6 +39,9 @@ layout(constant_id = 3) const uint V4 = 0;
 // as moe_route.comp's one-pass ranking does (route.glsl: the same picks and weights) and writes
 // ids and wts, k per token. The host checks route.glsl's limits and subgroup shuffles.
 layout(constant_id = 4) const uint ROUTE = 0;
+// 5 = SG, 1 where subgroup shuffles may reduce a row's lanes (the levels narrower than a
+// subgroup: the same pairs as the tree's, so the same sums, without its barriers).
+layout(constant_id = 5) const uint SG = 0;
 layout(local_size_x_id = 0) in;
 
 // Under ROUTE the logits go through coherent references: the routing workgroup reads them.
@@ -179,12 +182,20 @@ void main() {
         }
     }
     red[tid] = sum;
-    // Tree reduction within each row's TPR lanes (every invocation reaches every barrier).
-    for (uint s = TPR / 2u; s > 0u; s >>= 1) {
+    // Tree reduction within each row's TPR lanes (every invocation reaches every barrier): its
+    // levels as wide as a subgroup or wider through shared memory, a barrier each, the rest by
+    // shuffles (SG), lane i adding lane i ^ s where the tree adds red[i + s] (i < s: the same
+    // sums; a row's lanes are consecutive invocations, as a subgroup's are).
+    uint sh = SG == 1u ? min(gl_SubgroupSize, TPR) : 1u;
+    for (uint s = TPR / 2u; s >= sh && s > 0u; s >>= 1) {
         barrier();
         if (lane < s) {
             red[tid] += red[tid + s];
         }
+    }
+    float total = red[tid]; // its own: the last level's lanes wrote theirs
+    for (uint s = sh / 2u; s > 0u; s >>= 1) {
+        total += subgroupShuffleXor(total, s);
     }
     float rsc = 1.0;
     if (rs_wide) {
@@ -203,7 +214,7 @@ void main() {
         rsc = token_scale(t0);
     }
     if (lane == 0u && live) {
-        float v = red[tid] * rsc;
+        float v = total * rsc;
         if (ROUTE == 1u) {
             CFloats(pc.y).v[t0 * pc.nrows + r] = v;
         } else {

@@ -1,5 +1,6 @@
 #version 450
 #extension GL_EXT_control_flow_attributes : require
+#extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 // qk_prep.comp — attention's inputs for one layer in one dispatch: RMSNorm of each query and key
 // head (where the model has q/k norms; rms.glsl, as rms_norm.comp computes it), RoPE on both
@@ -101,6 +102,34 @@ void main() {
     }
     barrier();
     uint half_rot = pc.n_rot / 2u;
+    if (SG == 1u && gl_SubgroupSize >= 2u) {
+        // Each invocation rotates its own values (both of a pair compute the pair's rotation, the
+        // same bits) and stores them; a key's f16 pair meets by a shuffle (values j and j ^ 1 are
+        // in invocations tid and tid ^ 1: WG is even). One barrier where a pass of pairs in
+        // shared memory took two.
+        uint dst = (p * kv_dim + head * hd) / 2u;
+        for (uint i = 0u; i * WG < hd; i++) { // uniform
+            uint j = tid + i * WG;
+            float y = 0.0;
+            if (j < hd) {
+                y = hv[j];
+                if (j < pc.n_rot) {
+                    uint pi = pc.neox != 0u ? j % half_rot : j / 2u;
+                    uint a = pc.neox != 0u ? pi : 2u * pi;
+                    uint b = pc.neox != 0u ? pi + half_rot : 2u * pi + 1u;
+                    vec2 r = rope_pair(vec2(hv[a], hv[b]), p, pi, pc.n_rot, pc.freq_base,
+                                       pc.freq_scale);
+                    y = j == a ? r.x : r.y;
+                }
+                t.v[base + j] = y;
+            }
+            float y1 = subgroupShuffleXor(y, 1u);
+            if (!is_q && j < hd && (j & 1u) == 0u) {
+                pc.kc.v[dst + j / 2u] = packHalf2x16(vec2(y, y1));
+            }
+        }
+        return;
+    }
     for (uint i = tid; i < half_rot; i += WG) {
         uint a = pc.neox != 0u ? i : 2u * i;
         uint b = pc.neox != 0u ? i + half_rot : 2u * i + 1u;

@@ -60,22 +60,54 @@ float rms_scale(Floats x, uint base, uint n, float eps) {
         }
         stride = sgs;
     }
-    red[tid] = hi;
-    red_lo[tid] = lo;
-    for (uint st = stride; st < WG; st *= 2u) {
-        barrier();
-        if ((tid % (2u * st)) == 0u && tid + st < WG) {
-            float h2 = red[tid], l2 = red_lo[tid];
-            two_sum_into(h2, l2, red[tid + st], red_lo[tid + st]);
-            red[tid] = h2;
-            red_lo[tid] = l2;
+    // Then the subgroups' sums, in the same pairs a tree over them takes (so the same bits): where
+    // there are no more of them than a subgroup has lanes, their leaders store them and every
+    // subgroup reads them all and pairs them by shuffles (one barrier); otherwise a tree in shared
+    // memory (a barrier a level).
+    uint leaders = WG / stride;
+    if (SG == 1u && leaders <= gl_SubgroupSize) {
+        if (leaders > 1u) {
+            if (gl_SubgroupInvocationID == 0u) {
+                red[tid / stride] = hi;
+                red_lo[tid / stride] = lo;
+            }
+            barrier();
+            // Every run of `leaders` lanes holds all the sums and pairs them alike: every lane
+            // ends with the total.
+            uint l = gl_SubgroupInvocationID % leaders;
+            hi = red[l];
+            lo = red_lo[l];
+            for (uint st = 1u; st < leaders; st *= 2u) {
+                float bh = subgroupShuffleXor(hi, st);
+                float bl = subgroupShuffleXor(lo, st);
+                bool first = (l & st) == 0u;
+                float ah = first ? hi : bh, al = first ? lo : bl;
+                float ch = first ? bh : hi, cl = first ? bl : lo;
+                hi = ah;
+                lo = al;
+                two_sum_into(hi, lo, ch, cl);
+            }
         }
+    } else {
+        red[tid] = hi;
+        red_lo[tid] = lo;
+        for (uint st = stride; st < WG; st *= 2u) {
+            barrier();
+            if ((tid % (2u * st)) == 0u && tid + st < WG) {
+                float h2 = red[tid], l2 = red_lo[tid];
+                two_sum_into(h2, l2, red[tid + st], red_lo[tid + st]);
+                red[tid] = h2;
+                red_lo[tid] = l2;
+            }
+        }
+        barrier();
+        hi = red[0];
+        lo = red_lo[0];
     }
-    barrier();
     // mean = (hi + lo) / n rounded once, as (f64 sum / n) as f32 is.
     precise float fn = float(n);
-    precise float q = red[0] / fn;
-    precise float r = fma(-q, fn, red[0]) + red_lo[0];
+    precise float q = hi / fn;
+    precise float r = fma(-q, fn, hi) + lo;
     precise float mean = q + r / fn;
     precise float scale = 1.0 / sqrt(mean + eps);
     return scale;

@@ -1519,7 +1519,7 @@ impl VulkanBackend {
         let name = variant("matvec", w.ty);
         match route {
             None => {
-                let spec = [64, tpr, 1, v4 as u32, 0, 0];
+                let spec = [64, tpr, 1, v4 as u32, 0, self.tune.shuffle as u32];
                 self.run_ordered(name, spec, g, push, None, false);
             }
             Some((ids, wts, k, renorm)) => {
@@ -1529,7 +1529,7 @@ impl VulkanBackend {
                     .addr(self.route_count())
                     .u32(k as u32)
                     .u32(renorm as u32);
-                let spec = [64, tpr, 1, v4 as u32, 1, 0];
+                let spec = [64, tpr, 1, v4 as u32, 1, self.tune.shuffle as u32];
                 self.run_labeled(name, "router_routed", spec, g, push, None, false);
             }
         }
@@ -2002,7 +2002,7 @@ impl VulkanBackend {
         let h = heads;
         let fits = |wg: u32| {
             let shared =
-                4 * (h * hd + h * 1024 + h * lpk * 8 + 16 + 1 + 8 * MERGE_SPLITS + 4 * wg as usize);
+                4 * (h * hd + h * 1024 + h * lpk * 8 + 24 + 1 + 8 * MERGE_SPLITS + 4 * wg as usize);
             shared <= self.ctx.info.max_shared_memory as usize
         };
         // The workgroup: as given, else 256 invocations for slices of 256 keys or more where
