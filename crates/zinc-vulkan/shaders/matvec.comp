@@ -34,11 +34,18 @@ layout(constant_id = 2) const uint NT = 1;
 // and the weight and activation rows are 16-byte aligned). An MoE router (H200, Qwen3-30B-A3B's
 // 128 × 2,048) took 11.7 µs a decode step a float at a time.
 layout(constant_id = 3) const uint V4 = 0;
-// 1: an MoE router's logits, routed in the same dispatch (TPR > 1, WG ≥ 64, F32 weights): the
-// last workgroup of each token to finish (a counter per token, device-scope atomics) routes it
-// as moe_route.comp's one-pass ranking does (route.glsl: the same picks and weights) and writes
-// ids and wts, k per token. The host checks route.glsl's limits and subgroup shuffles.
+// 4 = ROUTE. Bit 0: an MoE router's logits, routed in the same dispatch (TPR > 1, WG ≥ 64, F32
+// weights): the last workgroup of each token to finish (a counter per token, device-scope
+// atomics) routes it as moe_route.comp's one-pass ranking does (route.glsl: the same picks and
+// weights) and writes ids and wts, k per token. The host checks route.glsl's limits and
+// subgroup shuffles. Bit 1, SN (with V4 and SG): x is the residual, not yet normalized — the
+// dispatch applies the RMSNorm in front of the router itself (weight at rs, epsilon eps) to
+// the bit as norm_quant.comp does with 2^(bits 8–12) invocations (sn_dot below), so it needs
+// no norm stage before it and runs beside the norm that feeds the experts.
 layout(constant_id = 4) const uint ROUTE = 0;
+const uint SN = (ROUTE >> 1) & 1u;
+const uint SN_V = 1u << ((ROUTE >> 8) & 31u); // the norm's workgroup (SN: at least 4·TPR)
+const uint SN_H = (SN_V + 4u * TPR - 1u) / (4u * TPR); // its invocations a lane holds, / 4
 // 5 = SG, 1 where subgroup shuffles may reduce a row's lanes (the levels narrower than a
 // subgroup: the same pairs as the tree's, so the same sums, without its barriers).
 layout(constant_id = 5) const uint SG = 0;
@@ -56,7 +63,8 @@ layout(push_constant, std430) uniform PC {
     uint row_bytes;
     uint ntok;
     Floats rs;   // has_rs: x is a fused RMSNorm's z, each token's scale r applied to its results
-    float eps;   //   (dfloat.glsl's parts_scale over rs, with this epsilon)
+    float eps;   //   (dfloat.glsl's parts_scale over rs, with this epsilon); SN: the norm's
+                 //   weight and epsilon
     uint has_rs;
     Words ids;   // ROUTE: the picks (k per token), their weights and the counters (one per
     Floats wts;  //   token, zero between dispatches)
@@ -65,7 +73,7 @@ layout(push_constant, std430) uniform PC {
     uint renorm;
 } pc;
 
-const uint RT_ON = ROUTE;
+const uint RT_ON = ROUTE & 1u;
 #define RT_LOGIT(i) CFloats(pc.y).v[i]
 #include "route.glsl"
 
@@ -81,6 +89,122 @@ float token_scale(uint t) {
 shared float red[WG];
 shared float rs_hi[64];
 shared float rs_lo[64];
+// SN: the subgroups' sums of each row of the workgroup, (WG / subgroup size) · SN_H of them
+// (subgroups of 4 or more).
+shared float sn_hi[1u + SN * (16u * SN_H - 1u)];
+shared float sn_lo[1u + SN * (16u * SN_H - 1u)];
+
+// (hi, lo) paired with lane ^ st's, the lower lane's first (rms.glsl's order).
+void sn_pair(inout float hi, inout float lo, uint st, bool first) {
+    float bh = subgroupShuffleXor(hi, st);
+    float bl = subgroupShuffleXor(lo, st);
+    float ah = first ? hi : bh, al = first ? lo : bl;
+    float ch = first ? bh : hi, cl = first ? bl : lo;
+    hi = ah;
+    lo = al;
+    two_sum_into(hi, lo, ch, cl);
+}
+
+// SN: Σ over this lane's vectors c = lane + TPR·u (in order) of dot(w[c], (x[c]·r)·g[c]) — the
+// V4 path's sum over the norm's output — with r token t0's RMSNorm scale as norm_quant.comp
+// computes it with SN_V invocations (rms.glsl): its invocation j adds the squares of values
+// j, j + SN_V, … in order, and those sums meet in a butterfly over the bits of j, lowest first,
+// the lower one's sum first at every level. Value 4c + i is value i + 4·lane + 4·TPR·u, so
+// j's bits are i (2), then lane (log2 TPR), then u mod SN_H: the lane keeps j's sums as
+// chains 4·(u mod SN_H) + i and pairs them over i in registers, over lane by shuffles (and
+// across subgroups through shared memory), then over u mod SN_H in registers. A value past
+// the row adds 0, an exact no-op. Every invocation calls it (barriers).
+float sn_dot(uint tid, uint lane, bool live, uint row_byte, uint t0) {
+    Quads w4 = Quads(pc.w);
+    Quads x4 = Quads(pc.x);
+    Quads g4 = Quads(pc.rs);
+    uint w0 = row_byte / 16u;
+    uint x0 = t0 * pc.ncols / 4u;
+    uint n4 = pc.ncols / 4u;
+    const uint B = 8u;
+    // The first B vectors of x, g and w loaded at once (in flight through the sum).
+    vec4 xv[B], gv[B], wv[B];
+    [[unroll]] for (uint u = 0u; u < B; u++) {
+        uint c = lane + u * TPR;
+        xv[u] = c < n4 ? uintBitsToFloat(x4.v[x0 + c]) : vec4(0.0);
+        gv[u] = c < n4 ? uintBitsToFloat(g4.v[c]) : vec4(0.0);
+        wv[u] = c < n4 && live ? uintBitsToFloat(w4.v[w0 + c]) : vec4(0.0);
+    }
+    float hi[4u * SN_H], lo[4u * SN_H];
+    [[unroll]] for (uint i = 0u; i < 4u * SN_H; i++) {
+        hi[i] = 0.0;
+        lo[i] = 0.0;
+    }
+    for (uint u0 = 0u; lane + u0 * TPR < n4; u0 += B) {
+        [[unroll]] for (uint u = 0u; u < B; u++) {
+            uint c = lane + (u0 + u) * TPR;
+            vec4 v = u0 == 0u ? xv[u] : (c < n4 ? uintBitsToFloat(x4.v[x0 + c]) : vec4(0.0));
+            uint h = (u0 + u) % SN_H;
+            [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                add_square(hi[4u * h + i], lo[4u * h + i], v[i]);
+            }
+        }
+    }
+    [[unroll]] for (uint h = 0u; h < SN_H; h++) {
+        two_sum_into(hi[4u * h], lo[4u * h], hi[4u * h + 1u], lo[4u * h + 1u]);
+        two_sum_into(hi[4u * h + 2u], lo[4u * h + 2u], hi[4u * h + 3u], lo[4u * h + 3u]);
+        two_sum_into(hi[4u * h], lo[4u * h], hi[4u * h + 2u], lo[4u * h + 2u]);
+    }
+    uint sgs = gl_SubgroupSize;
+    for (uint st = 1u; st < min(TPR, sgs); st *= 2u) {
+        [[unroll]] for (uint h = 0u; h < SN_H; h++) {
+            sn_pair(hi[4u * h], lo[4u * h], st, (lane & st) == 0u);
+        }
+    }
+    if (TPR > sgs) { // uniform: the row's subgroups meet
+        uint ng = TPR / sgs;
+        uint at = (tid / TPR) * ng; // this row's first
+        if (gl_SubgroupInvocationID == 0u) {
+            [[unroll]] for (uint h = 0u; h < SN_H; h++) {
+                sn_hi[(at + lane / sgs) * SN_H + h] = hi[4u * h];
+                sn_lo[(at + lane / sgs) * SN_H + h] = lo[4u * h];
+            }
+        }
+        barrier();
+        // Every run of ng lanes (ng ≤ the subgroup's: the host's TPR ≤ its square) reads them
+        // all and pairs them alike.
+        uint l = gl_SubgroupInvocationID % ng;
+        [[unroll]] for (uint h = 0u; h < SN_H; h++) {
+            hi[4u * h] = sn_hi[(at + l) * SN_H + h];
+            lo[4u * h] = sn_lo[(at + l) * SN_H + h];
+        }
+        for (uint st = 1u; st < ng; st *= 2u) {
+            [[unroll]] for (uint h = 0u; h < SN_H; h++) {
+                sn_pair(hi[4u * h], lo[4u * h], st, (l & st) == 0u);
+            }
+        }
+    }
+    [[unroll]] for (uint st = 1u; st < SN_H; st *= 2u) {
+        [[unroll]] for (uint h = 0u; h < SN_H; h++) {
+            if ((h & st) == 0u) {
+                two_sum_into(hi[4u * h], lo[4u * h], hi[4u * (h + st)], lo[4u * (h + st)]);
+            }
+        }
+    }
+    float r = mean_scale(hi[0], lo[0], pc.ncols, pc.eps);
+    float sum = 0.0;
+    for (uint u0 = 0u; lane + u0 * TPR < n4; u0 += B) {
+        [[unroll]] for (uint u = 0u; u < B; u++) {
+            uint c = lane + (u0 + u) * TPR;
+            if (c < n4) {
+                vec4 xc = xv[u], gc = gv[u], wc = wv[u];
+                if (u0 != 0u) {
+                    xc = uintBitsToFloat(x4.v[x0 + c]);
+                    gc = uintBitsToFloat(g4.v[c]);
+                    wc = live ? uintBitsToFloat(w4.v[w0 + c]) : vec4(0.0);
+                }
+                precise vec4 y = (xc * r) * gc;
+                sum += dot(wc, y);
+            }
+        }
+    }
+    return sum;
+}
 
 void main() {
     uint tid = gl_LocalInvocationID.x;
@@ -136,7 +260,9 @@ void main() {
     // block (neighbouring lanes read neighbouring bytes, and the block's scales come from one
     // cache line); smaller blocks (f32, f16) are strided by element.
     float sum = 0.0;
-    if (live) {
+    if (SN == 1u) {
+        sum = sn_dot(tid, lane, live, row_byte, t0);
+    } else if (live) {
         uint xo = t0 * pc.ncols;
         if (BLOCK_ELEMS >= TPR) {
             // Each lane takes PER consecutive elements of the block, unrolled, so the scales of

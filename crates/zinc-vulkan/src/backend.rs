@@ -501,6 +501,20 @@ impl Drop for VkKvCache {
     }
 }
 
+/// A decode RMSNorm as norm_quant.comp recorded it: `out` = norm(`src`) with weight `w` and
+/// epsilon `eps` over rows of `cols`, its sums as a workgroup of `wg` invocations makes them,
+/// the recorder's `ops` just after it.
+#[derive(Clone, Copy)]
+pub(super) struct NormOrigin {
+    out: u64,
+    pub(super) src: u64,
+    w: u64,
+    eps: f32,
+    cols: usize,
+    wg: u32,
+    ops: u64,
+}
+
 pub struct VulkanBackend {
     ctx: Arc<Context>,
     /// The options resolved for this device (every default applied).
@@ -512,6 +526,9 @@ pub struct VulkanBackend {
     next_weight_id: AtomicU64,
     qcache: Mutex<Option<QuantCache>>,
     rcache: Mutex<Option<RoundCache>>,
+    /// The last decode norm recorded by norm_quant.comp (`rms_norm_into`), for an MoE router
+    /// recorded right after it that normalizes its own input beside it (matvec.comp's SN).
+    last_norm: Mutex<Option<NormOrigin>>,
     /// The activation mode (`act_mode`) the last quantized mat-vec asked for: kernels that end
     /// in a mat-vec's input (RMSNorm, gated activations) quantize their output that way too.
     last_mode: std::sync::atomic::AtomicU32,
@@ -700,6 +717,7 @@ impl VulkanBackend {
             gelu_table,
             attn_count,
             fuse_count,
+            last_norm: Mutex::new(None),
             profiling: opts.profile,
             tune: t,
             ablating: (!skip.is_empty()).into(),
@@ -1001,31 +1019,49 @@ impl VulkanBackend {
         writes: Option<u64>,
         concurrent: bool,
     ) {
-        if self.ablating.load(Relaxed) {
-            let mut a = self.ablation.lock().unwrap_or_else(|e| e.into_inner());
-            let named = |s: &str| label == s || label.split(' ').next() == Some(s);
-            if a.skip.iter().any(|s| named(s)) {
-                return;
-            }
-            if !NEVER_SKIPPED.contains(&label) {
-                *a.counts.entry(label).or_default() += 1;
-            }
-            // `+NAME`: the kernel recorded twice, the second after a barrier of its own.
-            if a.skip
-                .iter()
-                .any(|s| s.strip_prefix('+').is_some_and(named))
-            {
-                drop(a);
-                let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
-                self.rec()
-                    .dispatch(label, pipe, &push, groups, None, false)
-                    .unwrap_or_else(|e| fatal(e));
-            }
+        if self.ablate(shader, label, spec, groups, &push) {
+            return;
         }
         let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
         self.rec()
             .dispatch(label, pipe, &push, groups, writes, concurrent)
             .unwrap_or_else(|e| fatal(e));
+    }
+
+    /// Timing ablations (`VulkanOptions::skip_kernels`): true where the kernel `label` is left
+    /// out; one named `+label` is recorded an extra time first, after a barrier of its own.
+    fn ablate(
+        &self,
+        shader: &'static str,
+        label: &'static str,
+        spec: Spec,
+        groups: [u32; 3],
+        push: &Push,
+    ) -> bool {
+        if !self.ablating.load(Relaxed) {
+            return false;
+        }
+        let a = self.ablation.lock().unwrap_or_else(|e| e.into_inner());
+        let named = |s: &str| label == s || label.split(' ').next() == Some(s);
+        if a.skip.iter().any(|s| named(s)) {
+            return true;
+        }
+        let mut a = a;
+        if !NEVER_SKIPPED.contains(&label) {
+            *a.counts.entry(label).or_default() += 1;
+        }
+        // `+NAME`: the kernel recorded twice, the second after a barrier of its own.
+        if a.skip
+            .iter()
+            .any(|s| s.strip_prefix('+').is_some_and(named))
+        {
+            drop(a);
+            let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
+            self.rec()
+                .dispatch(label, pipe, push, groups, None, false)
+                .unwrap_or_else(|e| fatal(e));
+        }
+        false
     }
 
     /// A profile name for `shader` on a `rows × cols` weight when profiling (mat-vecs are
@@ -1470,7 +1506,7 @@ impl VulkanBackend {
         // mat-vec then takes each token in its own workgroups.
         let tiles = rows.div_ceil(64) * x.rows.div_ceil(32);
         if x.rows <= 4 || (tiles < 256 && x.rows <= 65535) {
-            self.matvec_f(w, x, xa, out.addr(), scale, None);
+            self.matvec_f(w, x, xa, out.addr(), scale, None, None);
         } else {
             assert!(scale.is_none(), "a deferred norm reaches matvec.comp only");
             let mut g = fold(rows.div_ceil(64));
@@ -1483,8 +1519,11 @@ impl VulkanBackend {
     /// matvec.comp: `out = W · x` for a few token rows, each in its own workgroups, the
     /// activations at `xa` (`x` gives the shape); `scale`: they are a deferred norm's `z`
     /// (has_rs); `route`: an MoE router that also routes (ROUTE: the picks' ids and weights, k,
-    /// renorm; the caller checked `route_fused`'s limits).
-    fn matvec_f(
+    /// renorm; the caller checked `route_fused`'s limits); `norm_in` (with `route`, the caller
+    /// checked `router_norm_in`): `xa` is that norm's input, which the router normalizes
+    /// itself, recorded beside the norm (SN).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn matvec_f(
         &self,
         w: &VkWeight,
         x: &VkTensor,
@@ -1492,6 +1531,7 @@ impl VulkanBackend {
         out: u64,
         scale: Option<&NormScale>,
         route: Option<(&VkTensor, &VkTensor, usize, bool)>,
+        norm_in: Option<NormOrigin>,
     ) {
         let (rows, cols) = (w.rows(), w.cols());
         let tpr = self.tune.threads_per_row;
@@ -1512,9 +1552,10 @@ impl VulkanBackend {
             .u32(rows as u32)
             .u32(w.row_bytes as u32)
             .u32(x.rows as u32);
-        let push = match scale {
-            Some(n) => push.addr(n.parts()).f32(n.eps).u32(1),
-            None => push.addr(0).f32(0.0).u32(0),
+        let push = match (scale, norm_in) {
+            (Some(n), _) => push.addr(n.parts()).f32(n.eps).u32(1),
+            (None, Some(n)) => push.addr(n.w).f32(n.eps).u32(0),
+            (None, None) => push.addr(0).f32(0.0).u32(0),
         };
         let name = variant("matvec", w.ty);
         match route {
@@ -1529,8 +1570,21 @@ impl VulkanBackend {
                     .addr(self.route_count())
                     .u32(k as u32)
                     .u32(renorm as u32);
-                let spec = [64, tpr, 1, v4 as u32, 1, self.tune.shuffle as u32];
-                self.run_labeled(name, "router_routed", spec, g, push, None, false);
+                let Some(n) = norm_in else {
+                    let spec = [64, tpr, 1, v4 as u32, 1, self.tune.shuffle as u32];
+                    self.run_labeled(name, "router_routed", spec, g, push, None, false);
+                    return;
+                };
+                // ROUTE's bit 1, SN, and the norm's workgroup as log2 in bits 8-12.
+                let route_bits = 1 | 2 | n.wg.trailing_zeros() << 8;
+                let spec = [64, tpr, 1, 1, route_bits, 1];
+                if self.ablate(name, "router_routed", spec, g, &push) {
+                    return;
+                }
+                let pipe = self.ctx.pipeline(name, spec).unwrap_or_else(|e| fatal(e));
+                self.rec()
+                    .dispatch_beside("router_routed", pipe, &push, g)
+                    .unwrap_or_else(|e| fatal(e));
             }
         }
     }
@@ -2209,12 +2263,10 @@ impl Backend for VulkanBackend {
         rec.before_host_read();
         rec.submit(&self.stats).unwrap_or_else(|e| fatal(e));
         self.stats.readback_bytes.fetch_add(bytes, Relaxed);
-        let mut out = vec![0f32; t.len()];
         rec.readback
             .as_ref()
             .expect("readback buffer")
-            .read_f32_into(0, &mut out);
-        out
+            .read_f32_vec(0, t.len())
     }
 
     fn shape(&self, t: &VkTensor) -> (usize, usize) {
@@ -2289,6 +2341,15 @@ impl Backend for VulkanBackend {
                 let groups = fold(x.rows * x.cols.div_ceil(4 * wg as usize));
                 self.run_spec("norm_quant", spec, groups, push);
                 self.quant_primed(&out, mode, q, s);
+                *self.last_norm.lock().unwrap_or_else(|e| e.into_inner()) = Some(NormOrigin {
+                    out: out.addr(),
+                    src: x.addr(),
+                    w: w.buf.address,
+                    eps,
+                    cols: x.cols,
+                    wg,
+                    ops: self.rec().ops,
+                });
             }
             None => self.norm_to(x, w, eps, out.addr()),
         }

@@ -482,6 +482,31 @@ impl Buffer {
         }
     }
 
+    /// `n` little-endian f32 values from a mapped buffer at `offset`, as a new vector copied
+    /// into once (not zeroed first: a decode step's 151,936 logits are 600 KB to clear).
+    pub fn read_f32_vec(&self, offset: u64, n: usize) -> Vec<f32> {
+        let bytes = 4 * n as u64;
+        assert!(self.is_mapped() && offset + bytes <= self.size);
+        if !cfg!(target_endian = "little") {
+            let mut out = vec![0f32; n];
+            self.read_f32_into(offset, &mut out);
+            return out;
+        }
+        let mut out = Vec::<f32>::with_capacity(n);
+        // SAFETY: in bounds of a live mapping, after the fence of the work that wrote it; the
+        // copy fills all n values of the capacity (every bit pattern is an f32) before the
+        // length covers them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.mapped.add(offset as usize),
+                out.as_mut_ptr().cast::<u8>(),
+                bytes as usize,
+            );
+            out.set_len(n);
+        }
+        out
+    }
+
     /// Copies `out.len()` bytes from a mapped buffer at `offset`.
     pub fn read_into(&self, offset: u64, out: &mut [u8]) {
         assert!(self.is_mapped() && offset + out.len() as u64 <= self.size);

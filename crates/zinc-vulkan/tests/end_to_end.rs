@@ -320,3 +320,80 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The MoE router that normalizes its own input beside the pre-norm (matvec.comp's SN, on by
+/// default) against the same device with it off (the router reading the norm's output a stage
+/// later): the same logits bit for bit at every decode step of a synthetic Qwen3-MoE (256-wide,
+/// 2 layers), at 16 and 8 threads per row (lavapipe's subgroups of 8: the norm's subgroups meet
+/// through shared memory at 16, within one subgroup at 8) and with a 512-invocation decode
+/// norm, each step one dependent stage fewer a layer (the 4-token prompt's too); and both within
+/// 5% of the CPU.
+#[test]
+fn an_moe_router_beside_its_norm_gives_the_same_bits() {
+    let dir = std::env::temp_dir().join(format!("zinc-router-norm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut spec = zinc_models::synth::preset("qwen3-0.6b").expect("preset");
+    spec.arch = "qwen3moe".into();
+    spec.n_vocab = 1024;
+    spec.n_embd = 256;
+    spec.n_layer = 2;
+    spec.n_head = 2;
+    spec.n_head_kv = 1;
+    spec.n_ff = 256;
+    spec.n_expert = 12;
+    spec.n_expert_used = 4;
+    spec.random_blocks = false;
+    let path = dir.join("qwen3moe-256.gguf");
+    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
+    let file = Arc::new(GgufModel::open(&path).expect("open"));
+    let cpu = engine(CpuBackend::new(), &file);
+    let prompt = [17u32, 300, 5, 911];
+    let cont: Vec<u32> = (0..8).map(|i| (i * 97 + 13) % 1024).collect();
+    let lc = forced(&cpu, &prompt, &cont);
+    let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
+    for (tpr, norm_wg) in [(16, None), (8, None), (16, Some(512))] {
+        let gpu = |beside: bool| {
+            let b = VulkanBackend::new(&VulkanOptions {
+                validation: true,
+                threads_per_row: Some(tpr),
+                router_norm: Some(beside),
+                decode_norm_wg: norm_wg,
+                ..Default::default()
+            })
+            .expect("a Vulkan device (CI installs lavapipe)");
+            engine(b, &file)
+        };
+        let (on, off) = (gpu(true), gpu(false));
+        let stages = |e: &Engine<VulkanBackend>| e.backend.dependent_stages().expect("counted");
+        let (s_on, s_off) = (stages(&on), stages(&off));
+        let (l_on, l_off) = (forced(&on, &prompt, &cont), forced(&off, &prompt, &cont));
+        // The prompt of 4 tokens too: decode norms take up to 4 rows.
+        let steps = cont.len() as u64;
+        let (d_on, d_off) = (stages(&on) - s_on, stages(&off) - s_off);
+        assert_eq!(
+            d_off - d_on,
+            steps * spec.n_layer as u64,
+            "{tpr} threads a row, norm workgroup {norm_wg:?}: {d_on} dependent stages with the \
+             router beside its norm, {d_off} without, over {steps} steps"
+        );
+        for (i, ((a, b), c)) in l_on.iter().zip(&l_off).zip(&lc).enumerate() {
+            let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(
+                same,
+                "{tpr} threads a row, norm workgroup {norm_wg:?}: step {i} differs"
+            );
+            let d: Vec<f32> = a.iter().zip(c).map(|(x, y)| x - y).collect();
+            let (dist, scale) = (ms(&d).sqrt(), ms(c).sqrt());
+            assert!(
+                dist < 0.05 * scale,
+                "step {i}: {dist} from the CPU (RMS {scale})"
+            );
+        }
+    }
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

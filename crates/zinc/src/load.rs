@@ -111,6 +111,10 @@ pub struct ModelArgs {
     /// Vulkan MoE decode: the router's mat-vec also routes (kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_router_routes: Option<bool>,
+    /// Vulkan MoE decode: the router normalizes its input itself, beside the norm (kernel
+    /// comparisons).
+    #[arg(long, hide = true)]
+    pub vk_router_norm: Option<bool>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -285,6 +289,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_fuse_glu: a.vk_fuse_glu,
         vk_moe_rows: None,
         vk_router_routes: None,
+        vk_router_norm: None,
         vk_route_rank: None,
         vk_chunks: None,
         vk_spin_wait: None,
@@ -369,6 +374,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         fuse_glu: args.vk_fuse_glu,
         moe_rows: args.vk_moe_rows,
         router_routes: args.vk_router_routes,
+        router_norm: args.vk_router_norm,
         route_rank: args.vk_route_rank,
         submit_chunks: args.vk_chunks,
         spin_wait: args.vk_spin_wait,

@@ -337,8 +337,46 @@ impl VulkanBackend {
         let logits = self.new_tensor(x.rows, rows);
         let scale = x.norm_scale();
         let route = Some((ids, wts, k, renorm));
-        self.matvec_f(router, x, x.key(), logits.addr(), scale.as_deref(), route);
+        match self.router_norm_in(router, x, scale.is_some()) {
+            Some(n) => self.matvec_f(router, x, n.src, logits.addr(), None, route, Some(n)),
+            None => self.matvec_f(
+                router,
+                x,
+                x.key(),
+                logits.addr(),
+                scale.as_deref(),
+                route,
+                None,
+            ),
+        }
         true
+    }
+
+    /// Where the router's input `x` is the decode norm recorded last (nothing since) and
+    /// matvec.comp's SN applies (its V4 path, shuffles, a norm workgroup of 4·TPR invocations or
+    /// more, subgroups of 4 lanes or more, TPR at most their square), that norm: the router then
+    /// normalizes the norm's input itself, beside the norm, not in a stage after it
+    /// (`VulkanOptions::router_norm`). `scaled`: x is a deferred norm's (none then).
+    fn router_norm_in(&self, router: &VkWeight, x: &VkTensor, scaled: bool) -> Option<NormOrigin> {
+        let n = (*self.last_norm.lock().unwrap_or_else(|e| e.into_inner()))?;
+        let tpr = self.tune.threads_per_row;
+        let sgs = self.ctx.info.subgroup_size;
+        let fits = self.tune.router_norm
+            && !scaled
+            && self.tune.shuffle
+            && n.out == x.key()
+            && n.ops == self.rec().ops
+            && n.cols == x.cols
+            && x.cols.is_multiple_of(4)
+            && n.wg.is_power_of_two()
+            && n.wg >= 4 * tpr
+            && sgs >= 4
+            && tpr <= sgs * sgs
+            && [n.src, n.w, router.buf.address]
+                .iter()
+                .all(|a| a.is_multiple_of(16))
+            && router.row_bytes.is_multiple_of(16);
+        fits.then_some(n)
     }
 
     /// Decode steps: the down-projection of every slot and their weighted sum in one dispatch

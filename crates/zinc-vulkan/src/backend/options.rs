@@ -151,6 +151,10 @@ pub struct VulkanOptions {
     /// workgroup of each token ranks the experts as moe_route.comp does), one dispatch instead
     /// of two. `None`: on.
     pub router_routes: Option<bool>,
+    /// MoE decode steps: a router whose input is the RMSNorm recorded just before it reads the
+    /// norm's input and normalizes it itself (matvec.comp's SN, to the bit as the norm does),
+    /// recorded beside the norm instead of in a stage after it. `None`: on where it applies.
+    pub router_norm: Option<bool>,
     /// Commands in the first piece of a recording sent to the device, and the most in a later
     /// one (1–4,096; each later piece twice the one before, up to it), kernel tuning. `None`:
     /// (16, 64) (H200, Qwen3-8B tg128 with doubling pieces: 254.3 tok/s, 4x64 254.4, 8x64
@@ -245,6 +249,8 @@ pub(super) struct Tuning {
     pub(super) moe_rows: Option<u32>,
     /// See [`VulkanOptions::router_routes`].
     pub(super) router_routes: bool,
+    /// See [`VulkanOptions::router_norm`].
+    pub(super) router_norm: bool,
     /// See [`VulkanOptions::route_rank`].
     pub(super) route_rank: bool,
     /// See [`VulkanOptions::prompt_f16`].
@@ -567,6 +573,7 @@ impl Tuning {
             fuse_glu: opts.fuse_glu.unwrap_or(true),
             moe_rows,
             router_routes: opts.router_routes.unwrap_or(true),
+            router_norm: opts.router_norm.unwrap_or(true),
             route_rank: opts.route_rank.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,

@@ -531,6 +531,22 @@ impl Recorder {
         Ok(())
     }
 
+    /// `dispatch` of a command that runs beside those since the last barrier, whatever they
+    /// declared (the caller knows it reads nothing they write and writes nothing they touch),
+    /// with a barrier owed after it to whatever follows (it declares none of its writes).
+    pub(super) fn dispatch_beside(
+        &mut self,
+        name: &'static str,
+        pipe: vk::Pipeline,
+        push: &Push,
+        groups: [u32; 3],
+    ) -> Result<(), VulkanError> {
+        self.written = Some(Vec::new());
+        let done = self.dispatch(name, pipe, push, groups, Some(0), true);
+        self.written = None;
+        done
+    }
+
     /// After a copy into a mapped buffer the host reads once the submit's fence signals: the
     /// copy's writes made visible to the host (a fence makes them available, not visible).
     pub(super) fn before_host_read(&mut self) {
