@@ -341,13 +341,13 @@ void main() {
     }
     if (lane == 0u && live) {
         float v = total * rsc;
-        if (ROUTE == 1u) {
+        if (RT_ON == 1u) {
             CFloats(pc.y).v[t0 * pc.nrows + r] = v;
         } else {
             pc.y.v[t0 * pc.nrows + r] = v;
         }
     }
-    if (ROUTE == 0u) {
+    if (RT_ON == 0u) {
         return;
     }
     memoryBarrierBuffer(); // this workgroup's logits are visible before it is counted

@@ -113,7 +113,7 @@ void main() {
             float y = 0.0;
             if (j < hd) {
                 y = hv[j];
-                if (j < pc.n_rot) {
+                if (j < 2u * half_rot) { // an odd n_rot's last dimension stays as it is
                     uint pi = pc.neox != 0u ? j % half_rot : j / 2u;
                     uint a = pc.neox != 0u ? pi : 2u * pi;
                     uint b = pc.neox != 0u ? pi + half_rot : 2u * pi + 1u;

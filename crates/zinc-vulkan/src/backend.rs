@@ -1028,6 +1028,17 @@ impl VulkanBackend {
             .unwrap_or_else(|e| fatal(e));
     }
 
+    /// Whether a timing ablation leaves `label` out or records it twice (`+label`).
+    pub(super) fn ablation_names(&self, label: &str) -> bool {
+        if !self.ablating.load(Relaxed) {
+            return false;
+        }
+        let a = self.ablation.lock().unwrap_or_else(|e| e.into_inner());
+        a.skip
+            .iter()
+            .any(|s| s.strip_prefix('+').unwrap_or(s) == label)
+    }
+
     /// Timing ablations (`VulkanOptions::skip_kernels`): true where the kernel `label` is left
     /// out; one named `+label` is recorded an extra time first, after a barrier of its own.
     fn ablate(

@@ -323,11 +323,12 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
 
 /// The MoE router that normalizes its own input beside the pre-norm (matvec.comp's SN, on by
 /// default) against the same device with it off (the router reading the norm's output a stage
-/// later): the same logits bit for bit at every decode step of a synthetic Qwen3-MoE (256-wide,
-/// 2 layers), at 16 and 8 threads per row (lavapipe's subgroups of 8: the norm's subgroups meet
-/// through shared memory at 16, within one subgroup at 8) and with a 512-invocation decode
-/// norm, each step one dependent stage fewer a layer (the 4-token prompt's too); and both within
-/// 5% of the CPU.
+/// later): the same logits bit for bit at every decode step of a synthetic Qwen3-MoE (2,048-wide
+/// rows as the 30B-A3B's, 2 layers), each step one dependent stage fewer a layer (the 4-token
+/// prompt's too), and both within 5% of the CPU. At 64 threads a row (GPUs' default: each lane
+/// eight of the 256-wide norm's values, its one chain; on lavapipe's subgroups of 8 a row's eight
+/// subgroups meet through shared memory), 16 (four chains a lane, of eight values each, over four
+/// batches of loads) and 8 with a 512-wide norm (within one subgroup, sixteen chains).
 #[test]
 fn an_moe_router_beside_its_norm_gives_the_same_bits() {
     let dir = std::env::temp_dir().join(format!("zinc-router-norm-{}", std::process::id()));
@@ -335,7 +336,7 @@ fn an_moe_router_beside_its_norm_gives_the_same_bits() {
     let mut spec = zinc_models::synth::preset("qwen3-0.6b").expect("preset");
     spec.arch = "qwen3moe".into();
     spec.n_vocab = 1024;
-    spec.n_embd = 256;
+    spec.n_embd = 2048;
     spec.n_layer = 2;
     spec.n_head = 2;
     spec.n_head_kv = 1;
@@ -343,7 +344,7 @@ fn an_moe_router_beside_its_norm_gives_the_same_bits() {
     spec.n_expert = 12;
     spec.n_expert_used = 4;
     spec.random_blocks = false;
-    let path = dir.join("qwen3moe-256.gguf");
+    let path = dir.join("qwen3moe-2048.gguf");
     zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
     let file = Arc::new(GgufModel::open(&path).expect("open"));
     let cpu = engine(CpuBackend::new(), &file);
@@ -351,7 +352,7 @@ fn an_moe_router_beside_its_norm_gives_the_same_bits() {
     let cont: Vec<u32> = (0..8).map(|i| (i * 97 + 13) % 1024).collect();
     let lc = forced(&cpu, &prompt, &cont);
     let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
-    for (tpr, norm_wg) in [(16, None), (8, None), (16, Some(512))] {
+    for (tpr, norm_wg) in [(64, None), (16, None), (8, Some(512))] {
         let gpu = |beside: bool| {
             let b = VulkanBackend::new(&VulkanOptions {
                 validation: true,

@@ -361,7 +361,11 @@ impl VulkanBackend {
         let n = (*self.last_norm.lock().unwrap_or_else(|e| e.into_inner()))?;
         let tpr = self.tune.threads_per_row;
         let sgs = self.ctx.info.subgroup_size;
+        // A timing ablation that leaves the norm out or records the router twice keeps the
+        // router a stage of its own (the doubled copy shares its counters).
         let fits = self.tune.router_norm
+            && !self.ablation_names("norm_quant")
+            && !self.ablation_names("router_routed")
             && !scaled
             && self.tune.shuffle
             && n.out == x.key()
