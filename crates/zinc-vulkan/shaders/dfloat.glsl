@@ -13,6 +13,22 @@ void two_sum_into(inout float hi, inout float lo, float b, float b_lo) {
     lo = lo + b_lo + e;
 }
 
+#ifdef DFLOAT_SHUFFLE
+// One level of a butterfly over double-floats: (hi, lo) paired with lane ^ st's, the lower
+// lane's first (`first`: this lane is the lower), so both partners end with the same sum
+// (rms.glsl's order, which matvec.comp's router-side norm repeats). For includers that
+// enable subgroup shuffles and define DFLOAT_SHUFFLE.
+void two_sum_pair(inout float hi, inout float lo, uint st, bool first) {
+    float bh = subgroupShuffleXor(hi, st);
+    float bl = subgroupShuffleXor(lo, st);
+    float ah = first ? hi : bh, al = first ? lo : bl;
+    float ch = first ? bh : hi, cl = first ? bl : lo;
+    hi = ah;
+    lo = al;
+    two_sum_into(hi, lo, ch, cl);
+}
+#endif
+
 // (hi, lo) += v², the square rounded to f32 first (rms.glsl's loop, every step precise).
 void add_square(inout float hi, inout float lo, float v) {
     precise float h = hi;

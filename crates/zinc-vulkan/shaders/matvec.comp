@@ -79,6 +79,7 @@ const uint RT_ON = ROUTE & 1u;
 
 shared uint rt_last;
 
+#define DFLOAT_SHUFFLE 1
 #include "dfloat.glsl"
 
 // The factor of token t's results: its norm scale under has_rs, else 1.
@@ -93,17 +94,6 @@ shared float rs_lo[64];
 // (subgroups of 4 or more).
 shared float sn_hi[1u + SN * (16u * SN_H - 1u)];
 shared float sn_lo[1u + SN * (16u * SN_H - 1u)];
-
-// (hi, lo) paired with lane ^ st's, the lower lane's first (rms.glsl's order).
-void sn_pair(inout float hi, inout float lo, uint st, bool first) {
-    float bh = subgroupShuffleXor(hi, st);
-    float bl = subgroupShuffleXor(lo, st);
-    float ah = first ? hi : bh, al = first ? lo : bl;
-    float ch = first ? bh : hi, cl = first ? bl : lo;
-    hi = ah;
-    lo = al;
-    two_sum_into(hi, lo, ch, cl);
-}
 
 // SN: Σ over this lane's vectors c = lane + TPR·u (in order) of dot(w[c], (x[c]·r)·g[c]) — the
 // V4 path's sum over the norm's output — with r token t0's RMSNorm scale as norm_quant.comp
@@ -153,7 +143,7 @@ float sn_dot(uint tid, uint lane, bool live, uint row_byte, uint t0) {
     uint sgs = gl_SubgroupSize;
     for (uint st = 1u; st < min(TPR, sgs); st *= 2u) {
         [[unroll]] for (uint h = 0u; h < SN_H; h++) {
-            sn_pair(hi[4u * h], lo[4u * h], st, (lane & st) == 0u);
+            two_sum_pair(hi[4u * h], lo[4u * h], st, (lane & st) == 0u);
         }
     }
     if (TPR > sgs) { // uniform: the row's subgroups meet
@@ -175,7 +165,7 @@ float sn_dot(uint tid, uint lane, bool live, uint row_byte, uint t0) {
         }
         for (uint st = 1u; st < ng; st *= 2u) {
             [[unroll]] for (uint h = 0u; h < SN_H; h++) {
-                sn_pair(hi[4u * h], lo[4u * h], st, (l & st) == 0u);
+                two_sum_pair(hi[4u * h], lo[4u * h], st, (l & st) == 0u);
             }
         }
     }

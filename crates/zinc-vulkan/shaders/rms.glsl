@@ -11,6 +11,7 @@ const uint RMS_BATCH = 8u;
 shared float red[WG];
 shared float red_lo[WG];
 
+#define DFLOAT_SHUFFLE 1
 #include "dfloat.glsl"
 
 // 1 / sqrt(mean(x²) + eps) over x.v[base .. base + n), called by every invocation of the
@@ -47,16 +48,9 @@ float rms_scale(Floats x, uint base, uint n, float eps) {
     if (SG == 1u) {
         uint sgs = min(gl_SubgroupSize, WG);
         for (uint st = 1u; st < sgs; st *= 2u) {
-            float bh = subgroupShuffleXor(hi, st);
-            float bl = subgroupShuffleXor(lo, st);
             // Both partners add the same pair, in an order that does not depend on which is
             // which: the lower lane's value first.
-            bool first = (gl_SubgroupInvocationID & st) == 0u;
-            float ah = first ? hi : bh, al = first ? lo : bl;
-            float ch = first ? bh : hi, cl = first ? bl : lo;
-            hi = ah;
-            lo = al;
-            two_sum_into(hi, lo, ch, cl);
+            two_sum_pair(hi, lo, st, (gl_SubgroupInvocationID & st) == 0u);
         }
         stride = sgs;
     }
@@ -78,14 +72,7 @@ float rms_scale(Floats x, uint base, uint n, float eps) {
             hi = red[l];
             lo = red_lo[l];
             for (uint st = 1u; st < leaders; st *= 2u) {
-                float bh = subgroupShuffleXor(hi, st);
-                float bl = subgroupShuffleXor(lo, st);
-                bool first = (l & st) == 0u;
-                float ah = first ? hi : bh, al = first ? lo : bl;
-                float ch = first ? bh : hi, cl = first ? bl : lo;
-                hi = ah;
-                lo = al;
-                two_sum_into(hi, lo, ch, cl);
+                two_sum_pair(hi, lo, st, (l & st) == 0u);
             }
         }
     } else {
