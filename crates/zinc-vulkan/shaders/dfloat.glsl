@@ -1,6 +1,6 @@
 // dfloat.glsl — double-float sums (a value as hi + lo, added with error-free two-sums) and the
 // RMSNorm scale of such a sum of squares: rms.glsl's arithmetic (rms_norm.comp, norm_quant.comp,
-// qk_prep.comp, which keep it inline) for matvec_dec.comp's fused norm, the mat-vecs that apply
+// qk_prep.comp) and that of matvec_dec.comp's fused norm, the mat-vecs that apply
 // its scale and rscale.comp.
 
 // (hi, lo) += (b, b_lo) as double-floats (an error-free two-sum of the high parts).
@@ -29,7 +29,7 @@ void two_sum_pair(inout float hi, inout float lo, uint st, bool first) {
 }
 #endif
 
-// (hi, lo) += v², the square rounded to f32 first (rms.glsl's loop, every step precise).
+// (hi, lo) += v², the square rounded to f32 first (every step precise).
 void add_square(inout float hi, inout float lo, float v) {
     precise float h = hi;
     precise float p = v * v;
@@ -41,7 +41,7 @@ void add_square(inout float hi, inout float lo, float v) {
 }
 
 // 1 / sqrt(mean + eps) for the mean (hi + lo) / n rounded once, as (f64 sum / n) as f32 is
-// (rms.glsl's ending).
+// (rms.glsl's ending; mean = (hi + lo) / n rounded once, as (f64 sum / n) as f32 is).
 float mean_scale(float hi, float lo, uint n, float eps) {
     precise float fn = float(n);
     precise float q = hi / fn;

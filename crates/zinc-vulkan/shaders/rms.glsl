@@ -35,12 +35,7 @@ float rms_scale(Floats x, uint base, uint n, float eps) {
             vs[k] = j < n ? x.v[base + j] : 0.0;
         }
         [[unroll]] for (uint k = 0u; k < RMS_BATCH; k++) {
-            float v = vs[k];
-            precise float p = v * v;
-            precise float s = hi + p;
-            precise float bp = s - hi;
-            lo += (hi - (s - bp)) + (p - bp);
-            hi = s;
+            add_square(hi, lo, vs[k]);
         }
     }
     // Within subgroups first (no barriers), then the subgroup leaders through shared memory.
@@ -91,11 +86,5 @@ float rms_scale(Floats x, uint base, uint n, float eps) {
         hi = red[0];
         lo = red_lo[0];
     }
-    // mean = (hi + lo) / n rounded once, as (f64 sum / n) as f32 is.
-    precise float fn = float(n);
-    precise float q = hi / fn;
-    precise float r = fma(-q, fn, hi) + lo;
-    precise float mean = q + r / fn;
-    precise float scale = 1.0 / sqrt(mean + eps);
-    return scale;
+    return mean_scale(hi, lo, n, eps);
 }

@@ -501,6 +501,12 @@ impl Drop for VkKvCache {
     }
 }
 
+/// Whether an ablation's entry `name` names the kernel `label`: the label, or its first word
+/// (a mat-vec's shader without its shape).
+fn names_kernel(name: &str, label: &str) -> bool {
+    label == name || label.split(' ').next() == Some(name)
+}
+
 /// A decode RMSNorm as norm_quant.comp recorded it: `out` = norm(`src`) with weight `w` and
 /// epsilon `eps` over rows of `cols`, its sums as a workgroup of `wg` invocations makes them,
 /// the recorder's `ops` just after it.
@@ -1029,14 +1035,14 @@ impl VulkanBackend {
     }
 
     /// Whether a timing ablation leaves `label` out or records it twice (`+label`).
-    pub(super) fn ablation_names(&self, label: &str) -> bool {
+    pub(super) fn ablation_touches(&self, label: &str) -> bool {
         if !self.ablating.load(Relaxed) {
             return false;
         }
         let a = self.ablation.lock().unwrap_or_else(|e| e.into_inner());
         a.skip
             .iter()
-            .any(|s| s.strip_prefix('+').unwrap_or(s) == label)
+            .any(|s| names_kernel(s.strip_prefix('+').unwrap_or(s), label))
     }
 
     /// Timing ablations (`VulkanOptions::skip_kernels`): true where the kernel `label` is left
@@ -1052,12 +1058,11 @@ impl VulkanBackend {
         if !self.ablating.load(Relaxed) {
             return false;
         }
-        let a = self.ablation.lock().unwrap_or_else(|e| e.into_inner());
-        let named = |s: &str| label == s || label.split(' ').next() == Some(s);
+        let mut a = self.ablation.lock().unwrap_or_else(|e| e.into_inner());
+        let named = |s: &str| names_kernel(s, label);
         if a.skip.iter().any(|s| named(s)) {
             return true;
         }
-        let mut a = a;
         if !NEVER_SKIPPED.contains(&label) {
             *a.counts.entry(label).or_default() += 1;
         }

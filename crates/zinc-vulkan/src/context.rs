@@ -457,40 +457,17 @@ impl Buffer {
         }
     }
 
-    /// Reads `out.len()` little-endian f32 values from a mapped buffer at `offset`: one copy
-    /// straight into `out` on little-endian hosts (a decode step reads a vocabulary of logits
-    /// while the GPU waits for the next step).
-    pub fn read_f32_into(&self, offset: u64, out: &mut [f32]) {
-        let bytes = 4 * out.len() as u64;
-        assert!(self.is_mapped() && offset + bytes <= self.size);
-        if cfg!(target_endian = "little") {
-            // SAFETY: in bounds of a live mapping, after the fence of the work that wrote it;
-            // every bit pattern is an f32, and `out` holds exactly `bytes` bytes.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    self.mapped.add(offset as usize),
-                    out.as_mut_ptr().cast::<u8>(),
-                    bytes as usize,
-                )
-            }
-        } else {
-            let mut raw = vec![0u8; bytes as usize];
-            self.read_into(offset, &mut raw);
-            for (o, c) in out.iter_mut().zip(raw.chunks_exact(4)) {
-                *o = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-            }
-        }
-    }
-
-    /// `n` little-endian f32 values from a mapped buffer at `offset`, as a new vector copied
-    /// into once (not zeroed first: a decode step's 151,936 logits are 600 KB to clear).
+    /// `n` little-endian f32 values from a mapped buffer at `offset`, as a new vector: one copy
+    /// straight into it on little-endian hosts, not zeroed first (a decode step reads a
+    /// vocabulary of logits, 600 KB for 151,936, while the GPU waits for the next step).
     pub fn read_f32_vec(&self, offset: u64, n: usize) -> Vec<f32> {
         let bytes = 4 * n as u64;
         assert!(self.is_mapped() && offset + bytes <= self.size);
         if !cfg!(target_endian = "little") {
-            let mut out = vec![0f32; n];
-            self.read_f32_into(offset, &mut out);
-            return out;
+            let mut raw = vec![0u8; bytes as usize];
+            self.read_into(offset, &mut raw);
+            let le = |c: &[u8]| f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            return raw.chunks_exact(4).map(le).collect();
         }
         let mut out = Vec::<f32>::with_capacity(n);
         // SAFETY: in bounds of a live mapping, after the fence of the work that wrote it; the

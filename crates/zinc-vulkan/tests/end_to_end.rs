@@ -57,6 +57,20 @@ fn forced<B: Backend>(e: &Engine<B>, prompt: &[u32], cont: &[u32]) -> Vec<Vec<f3
     out
 }
 
+/// A two-layer synthetic Qwen3 with `n_embd`-wide rows, FFNs of `n_ff`, two query heads on one KV
+/// head, a 1,024-token vocabulary and deterministic blocks (Q4_K/Q6_K at these widths).
+fn small_qwen3(n_embd: usize, n_ff: usize) -> zinc_models::synth::SynthSpec {
+    let mut spec = zinc_models::synth::preset("qwen3-0.6b").expect("preset");
+    spec.n_vocab = 1024;
+    spec.n_embd = n_embd;
+    spec.n_layer = 2;
+    spec.n_head = 2;
+    spec.n_head_kv = 1;
+    spec.n_ff = n_ff;
+    spec.random_blocks = false;
+    spec
+}
+
 fn argmax(v: &[f32]) -> usize {
     (0..v.len()).fold(0, |b, i| if v[i] > v[b] { i } else { b })
 }
@@ -187,14 +201,7 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
         ms(&d).sqrt()
     };
     for moe in [false, true] {
-        let mut spec = zinc_models::synth::preset("qwen3-0.6b").expect("preset");
-        spec.n_vocab = 1024;
-        spec.n_embd = 256;
-        spec.n_layer = 2;
-        spec.n_head = 2;
-        spec.n_head_kv = 1;
-        spec.n_ff = 512;
-        spec.random_blocks = false;
+        let mut spec = small_qwen3(256, 512);
         if moe {
             spec.arch = "qwen3moe".into();
             spec.n_ff = 256;
@@ -333,17 +340,10 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
 fn an_moe_router_beside_its_norm_gives_the_same_bits() {
     let dir = std::env::temp_dir().join(format!("zinc-router-norm-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut spec = zinc_models::synth::preset("qwen3-0.6b").expect("preset");
+    let mut spec = small_qwen3(2048, 256);
     spec.arch = "qwen3moe".into();
-    spec.n_vocab = 1024;
-    spec.n_embd = 2048;
-    spec.n_layer = 2;
-    spec.n_head = 2;
-    spec.n_head_kv = 1;
-    spec.n_ff = 256;
     spec.n_expert = 12;
     spec.n_expert_used = 4;
-    spec.random_blocks = false;
     let path = dir.join("qwen3moe-2048.gguf");
     zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
     let file = Arc::new(GgufModel::open(&path).expect("open"));

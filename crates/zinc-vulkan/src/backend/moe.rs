@@ -364,8 +364,8 @@ impl VulkanBackend {
         // A timing ablation that leaves the norm out or records the router twice keeps the
         // router a stage of its own (the doubled copy shares its counters).
         let fits = self.tune.router_norm
-            && !self.ablation_names("norm_quant")
-            && !self.ablation_names("router_routed")
+            && !self.ablation_touches("norm_quant")
+            && !self.ablation_touches("router_routed")
             && !scaled
             && self.tune.shuffle
             && n.out == x.key()
