@@ -90,6 +90,9 @@ const N_FF: usize = 96;
 // More than moe_route.comp's 64 invocations a token, and not a multiple of 8 (route.glsl counts
 // ranks eight experts at a time, then the rest).
 const N_EXPERT: usize = 84;
+// Past route.glsl's RT_SMALL (128): its general ranking (a key at a time) rather than the
+// small one's vectors.
+const N_EXPERT_WIDE: usize = 140;
 /// Width of the K-quant MoE layer (rows of whole 256-blocks: the decode kernels' fused forms).
 const KM: usize = 256;
 const KM_EXPERTS: usize = 12;
@@ -169,37 +172,44 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
         w.add_f32_tensor(name, GgmlType::F32, &[n as u64], &v)
             .map_err(e)?;
     }
-    let router = randn(&mut rng, N_EMBD * N_EXPERT);
-    w.add_f32_tensor(
-        "moe.router",
-        GgmlType::F32,
-        &[N_EMBD as u64, N_EXPERT as u64],
-        &router,
-    )
-    .map_err(e)?;
-    // The same router with experts 2i and 2i + 1 identical: every logit ties with another (the
-    // routing breaks ties by the lower expert id).
-    let mut tied = router.clone();
-    for ex in (1..N_EXPERT).step_by(2) {
-        tied.copy_within((ex - 1) * N_EMBD..ex * N_EMBD, ex * N_EMBD);
-    }
-    w.add_f32_tensor(
-        "moe.router_tied",
-        GgmlType::F32,
-        &[N_EMBD as u64, N_EXPERT as u64],
-        &tied,
-    )
-    .map_err(e)?;
-    let e3 = |c: usize, r: usize| [c as u64, r as u64, N_EXPERT as u64];
-    for (name, ty, dims) in [
-        ("moe.gate", GgmlType::Q8_0, e3(N_EMBD, N_FF)),
-        ("moe.up", GgmlType::Q4_0, e3(N_EMBD, N_FF)),
-        ("moe.gate_up", GgmlType::Q8_0, e3(N_EMBD, 2 * N_FF)),
-        ("moe.down", GgmlType::Q8_0, e3(N_FF, N_EMBD)),
-    ] {
-        let n = dims.iter().product::<u64>() as usize;
-        let v: Vec<f32> = randn(&mut rng, n).iter().map(|x| x * 0.2).collect();
-        w.add_f32_tensor(name, ty, &dims, &v).map_err(e)?;
+    // Two expert sets: "moe" (N_EXPERT, also a fused gate/up) and "moew" (N_EXPERT_WIDE).
+    for (p, ne) in [("moe", N_EXPERT), ("moew", N_EXPERT_WIDE)] {
+        let router = randn(&mut rng, N_EMBD * ne);
+        w.add_f32_tensor(
+            &format!("{p}.router"),
+            GgmlType::F32,
+            &[N_EMBD as u64, ne as u64],
+            &router,
+        )
+        .map_err(e)?;
+        // The same router with experts 2i and 2i + 1 identical: every logit ties with another
+        // (the routing breaks ties by the lower expert id).
+        let mut tied = router.clone();
+        for ex in (1..ne).step_by(2) {
+            tied.copy_within((ex - 1) * N_EMBD..ex * N_EMBD, ex * N_EMBD);
+        }
+        w.add_f32_tensor(
+            &format!("{p}.router_tied"),
+            GgmlType::F32,
+            &[N_EMBD as u64, ne as u64],
+            &tied,
+        )
+        .map_err(e)?;
+        let e3 = |c: usize, r: usize| [c as u64, r as u64, ne as u64];
+        let mut sets = vec![
+            ("gate", GgmlType::Q8_0, e3(N_EMBD, N_FF)),
+            ("up", GgmlType::Q4_0, e3(N_EMBD, N_FF)),
+            ("down", GgmlType::Q8_0, e3(N_FF, N_EMBD)),
+        ];
+        if ne == N_EXPERT {
+            sets.push(("gate_up", GgmlType::Q8_0, e3(N_EMBD, 2 * N_FF)));
+        }
+        for (name, ty, dims) in sets {
+            let n = dims.iter().product::<u64>() as usize;
+            let v: Vec<f32> = randn(&mut rng, n).iter().map(|x| x * 0.2).collect();
+            w.add_f32_tensor(&format!("{p}.{name}"), ty, &dims, &v)
+                .map_err(e)?;
+        }
     }
     // Norm weights for whole rows of the mat-mul widths and for heads.
     for n in [512usize, 160, 128, 64, LONG_COLS] {
@@ -1287,36 +1297,45 @@ pub fn run<B: Backend>(
     }
 
     // Mixture of experts: separate and fused gate/up, per-expert scales, 1 and 5 tokens.
-    // The last case's router ties every expert with a neighbour.
-    for (fused, scaled, ntok, tied) in [
-        (false, false, 1usize, false),
-        (false, true, 5, false),
-        (true, true, 5, false),
-        (true, false, 1, false),
-        (false, true, 5, true),
-        (true, false, 1, true),
+    // The tied cases' routers tie every expert with a neighbour; the wide ones route more
+    // experts than route.glsl's small ranking takes.
+    for (fused, scaled, ntok, tied, wide) in [
+        (false, false, 1usize, false, false),
+        (false, true, 5, false, false),
+        (true, true, 5, false, false),
+        (true, false, 1, false, false),
+        (false, true, 5, true, false),
+        (true, false, 1, true, false),
+        (false, true, 5, false, true),
+        (false, false, 1, true, true),
     ] {
+        let (p, ne) = if wide {
+            ("moew", N_EXPERT_WIDE)
+        } else {
+            ("moe", N_EXPERT)
+        };
         let case = format!(
-            "moe_ffn fused={fused} scales={scaled} tokens={ntok} experts={N_EXPERT} k=3{}",
+            "moe_ffn fused={fused} scales={scaled} tokens={ntok} experts={ne} k=3{}",
             if tied { " tied router" } else { "" }
         );
         if !want(&case) {
             continue;
         }
         let router_name = if tied {
-            "moe.router_tied"
+            format!("{p}.router_tied")
         } else {
-            "moe.router"
+            format!("{p}.router")
         };
-        let router = weight(router_name)?;
-        let gate = weight("moe.gate")?;
-        let up = weight("moe.up")?;
+        let router = weight(&router_name)?;
+        let gate = weight(&format!("{p}.gate"))?;
+        let up = weight(&format!("{p}.up"))?;
+        // The wide set has no fused gate/up of its own (its cases are separate).
         let gu = weight("moe.gate_up")?;
-        let down = weight("moe.down")?;
+        let down = weight(&format!("{p}.down"))?;
         let sc: [Vec<f32>; 3] = [
-            (0..N_EXPERT).map(|i| 0.5 + i as f32 * 0.1).collect(),
-            (0..N_EXPERT).map(|i| 1.5 - i as f32 * 0.1).collect(),
-            (0..N_EXPERT).map(|i| 0.8 + i as f32 * 0.05).collect(),
+            (0..ne).map(|i| 0.5 + i as f32 * 0.1).collect(),
+            (0..ne).map(|i| 1.5 - i as f32 * 0.1).collect(),
+            (0..ne).map(|i| 0.8 + i as f32 * 0.05).collect(),
         ];
         let scales = if scaled {
             [Some(&sc[0][..]), Some(&sc[1][..]), Some(&sc[2][..])]
@@ -1342,23 +1361,23 @@ pub fn run<B: Backend>(
         let x = randn(&mut rng, ntok * N_EMBD);
         let y = b.read(&b.moe_ffn(&b.tensor_from(&x, ntok, N_EMBD), &mw));
         let (rv, gv, uv, guv, dv) = (
-            dequant(m, router_name),
-            dequant(m, "moe.gate"),
-            dequant(m, "moe.up"),
+            dequant(m, &router_name),
+            dequant(m, &format!("{p}.gate")),
+            dequant(m, &format!("{p}.up")),
             dequant(m, "moe.gate_up"),
-            dequant(m, "moe.down"),
+            dequant(m, &format!("{p}.down")),
         );
         let mut r = vec![0.0f64; ntok * N_EMBD];
         let mut slack = vec![0.0f64; ntok * N_EMBD];
         for t in 0..ntok {
             let xt = &x[t * N_EMBD..(t + 1) * N_EMBD];
-            let logits = matmul_ref(&rv, N_EXPERT, N_EMBD, xt, 1);
+            let logits = matmul_ref(&rv, ne, N_EMBD, xt, 1);
             // Gate, up and down are Q8_0/Q4_0: their inputs are seen as Q8_0.
             let xq = dot_input(GgmlType::Q8_0, xt);
             let mx = logits.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             let pr: Vec<f64> = logits.iter().map(|l| (l - mx).exp()).collect();
             let z: f64 = pr.iter().sum();
-            let mut order: Vec<usize> = (0..N_EXPERT).collect();
+            let mut order: Vec<usize> = (0..ne).collect();
             order.sort_by(|&a, &c| pr[c].total_cmp(&pr[a]).then(a.cmp(&c)));
             let sel = &order[..3];
             let wsum: f64 = sel.iter().map(|&e| pr[e] / z).sum();

@@ -56,6 +56,22 @@ pub const WEIGHT_FORMATS: &[GgmlType] = &[
     GgmlType::MXFP4,
 ];
 
+/// The host's time between a wait for the device and the next work it sends it, when the
+/// device has nothing else queued (`Backend::host_gaps`): the host's part of the device's idle
+/// time between decode steps.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HostGaps {
+    /// Waits for everything sent so far that the host followed by sending more work.
+    pub count: u64,
+    /// From each such wait's end to the next submit, in all.
+    pub between: std::time::Duration,
+    /// Of that, the time spent copying results out of mapped memory (`Backend::read`).
+    pub reading: std::time::Duration,
+    /// Of that, the time before the first command of the next work was recorded (the rest is
+    /// recording the commands of its first piece).
+    pub before_recording: std::time::Duration,
+}
+
 /// Finds tensor `name` for `Backend::weight`: its index and view, or the error naming it (missing,
 /// or of a type `backend` cannot use).
 pub fn find_weight<'m, B: Backend + ?Sized>(
@@ -172,6 +188,12 @@ pub trait Backend: Send + Sync {
     fn split_cols(&self, t: &Self::Tensor, widths: &[usize]) -> Vec<Self::Tensor>;
     fn tensor_from(&self, data: &[f32], rows: usize, cols: usize) -> Self::Tensor;
     fn read(&self, t: &Self::Tensor) -> Vec<f32>;
+    /// `t`'s values (as `read` returns them) lent to `f`, without the copy into a new vector
+    /// where the backend can: a decode step's logits read where the device left them. `f` may
+    /// use the backend; the values it sees stay as they are until it returns.
+    fn read_with(&self, t: &Self::Tensor, f: &mut dyn FnMut(&[f32])) {
+        f(&self.read(t))
+    }
     fn shape(&self, t: &Self::Tensor) -> (usize, usize);
 
     /// `out[t] = table[ids[t]] · scale` (rows of an embedding table, dequantized).
@@ -369,6 +391,12 @@ pub trait Backend: Send + Sync {
     /// the device's clock; `None` where the backend cannot tell. Against the wall time it shows
     /// how long the device sat idle between steps, waiting for the host.
     fn device_busy(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// The host's side of the round trips between steps, in all, since the backend was
+    /// created (`HostGaps`); `None` where the backend does not tell.
+    fn host_gaps(&self) -> Option<HostGaps> {
         None
     }
 

@@ -281,6 +281,27 @@ impl<'e, B: Backend> Session<'e, B> {
         Ok(last)
     }
 
+    /// Appends `tokens` and lends the last one's logits (`n_vocab` of them) to `f`, read
+    /// where the backend left them rather than copied into a new vector (`Backend::read_with`).
+    pub fn eval_last_with<R>(
+        &mut self,
+        tokens: &[u32],
+        f: impl FnOnce(&[f32]) -> R,
+    ) -> Result<R, EngineError> {
+        if tokens.is_empty() {
+            return Err(EngineError::EmptyPrompt);
+        }
+        let Some(t) = self.eval_last_on_device(tokens, &|| false)? else {
+            return Err(EngineError::EmptyPrompt); // not cancellable: only an empty input
+        };
+        let mut f = Some(f);
+        let mut out = None;
+        self.engine.backend.read_with(&t, &mut |v| {
+            out = f.take().map(|f| f(v));
+        });
+        out.ok_or(EngineError::EmptyPrompt)
+    }
+
     /// The greedy choice after `tokens`, computed where the logits are.
     fn eval_argmax(
         &mut self,
@@ -415,7 +436,11 @@ impl<'e, B: Backend> Session<'e, B> {
             if on_device {
                 next = self.eval_argmax(&[id], &|| false)?.unwrap_or_default();
             } else {
-                logits = self.eval(&[id], Logits::Last)?.pop().unwrap_or_default();
+                // Into the vector the sampler had (no new allocation a token).
+                self.eval_last_with(&[id], |l| {
+                    logits.clear();
+                    logits.extend_from_slice(l);
+                })?;
             }
         }
         if finish != Finish::Cancelled && !stops.hit {

@@ -46,6 +46,12 @@ layout(constant_id = 4) const uint ROUTE = 0;
 const uint SN = (ROUTE >> 1) & 1u;
 const uint SN_V = 1u << ((ROUTE >> 8) & 31u); // the norm's workgroup (SN: at least 4·TPR)
 const uint SN_H = (SN_V + 4u * TPR - 1u) / (4u * TPR); // its invocations a lane holds, / 4
+// Bits 13–15, timing only (`VulkanOptions::router_stop`; the picks are wrong): 1, the last
+// workgroup writes experts 0..k−1 at weight 1/k instead of ranking; 2, no counter either:
+// workgroup 0 writes them once its own logits are stored, the others stop there; 3, as 1 but
+// pick j is expert 16j + 4 bits of logit j's mantissa (scattered as ranked picks are, without
+// the ranking); 4, ranked, then experts 0..k−1 written (the ranking's cost with 1's experts).
+const uint RT_STOP = (ROUTE >> 13) & 7u;
 // 5 = SG, 1 where subgroup shuffles may reduce a row's lanes (the levels narrower than a
 // subgroup: the same pairs as the tree's, so the same sums, without its barriers).
 layout(constant_id = 5) const uint SG = 0;
@@ -340,6 +346,16 @@ void main() {
     if (RT_ON == 0u) {
         return;
     }
+    uint kk = min(pc.k, pc.nrows);
+    if (RT_STOP == 2u) {
+        if (tid == 0u && wg_linear() == 0u) {
+            for (uint j = 0u; j < kk; j++) {
+                pc.ids.v[t0 * pc.k + j] = j;
+                pc.wts.v[t0 * pc.k + j] = 1.0 / float(kk);
+            }
+        }
+        return;
+    }
     memoryBarrierBuffer(); // this workgroup's logits are visible before it is counted
     barrier();
     if (tid == 0u) {
@@ -351,13 +367,23 @@ void main() {
         return; // uniform over the workgroup
     }
     memoryBarrierBuffer(); // and the others' are seen
-    uint kk = min(pc.k, pc.nrows);
-    route_token(t0 * pc.nrows, pc.nrows, kk, pc.renorm);
-    if (tid == 0u) {
-        for (uint j = 0u; j < kk; j++) {
-            pc.ids.v[t0 * pc.k + j] = rt_sel_e[j];
-            pc.wts.v[t0 * pc.k + j] = rt_sel_p[j];
+    if (RT_STOP == 0u || RT_STOP == 4u) {
+        route_token(t0 * pc.nrows, pc.nrows, kk, pc.renorm);
+    }
+    // Pick j written by invocation j (kk ≤ RT_MAXK = 64 ≤ WG).
+    uint j = tid;
+    if (j < kk) {
+        uint e = j;
+        if (RT_STOP == 0u) {
+            e = rt_sel_e[j];
+        } else if (RT_STOP == 3u) {
+            uint bits = floatBitsToUint(RT_LOGIT(t0 * pc.nrows + j));
+            e = min(16u * j + ((bits >> 9) & 15u), pc.nrows - 1u);
         }
+        pc.ids.v[t0 * pc.k + j] = e;
+        pc.wts.v[t0 * pc.k + j] = RT_STOP == 0u ? rt_sel_p[j] : 1.0 / float(kk);
+    }
+    if (tid == 0u) {
         pc.cnt.v[t0] = 0u; // ready for the next dispatch
     }
 }

@@ -969,6 +969,33 @@ impl VulkanBackend {
         v
     }
 
+    /// Copies `t` into the readback buffer (grown to fit), submits and waits: the recorder,
+    /// locked, with `t`'s values at the start of its `readback`.
+    fn read_back(&self, t: &VkTensor) -> std::sync::MutexGuard<'_, Recorder> {
+        self.settle(t);
+        let bytes = (t.len() * 4) as u64;
+        let mut rec = self.rec();
+        let fits = rec.readback.as_ref().is_some_and(|b| b.size >= bytes);
+        if !fits {
+            let b = self
+                .ctx
+                .buffer(bytes.next_power_of_two(), Memory::Host)
+                .unwrap_or_else(|e| fatal(e));
+            rec.readback = Some(b);
+        }
+        let rb = rec
+            .readback
+            .as_ref()
+            .map(|b| b.buffer)
+            .expect("readback buffer");
+        rec.copy(t.buffer().buffer, 0, rb, 0, bytes)
+            .unwrap_or_else(|e| fatal(e));
+        rec.before_host_read();
+        rec.submit(&self.stats).unwrap_or_else(|e| fatal(e));
+        self.stats.readback_bytes.fetch_add(bytes, Relaxed);
+        rec
+    }
+
     fn rec(&self) -> std::sync::MutexGuard<'_, Recorder> {
         self.rec.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -1587,12 +1614,14 @@ impl VulkanBackend {
                     .u32(k as u32)
                     .u32(renorm as u32);
                 let Some(n) = norm_in else {
-                    let spec = [64, tpr, 1, v4 as u32, 1, self.tune.shuffle as u32];
+                    let stop = self.tune.router_stop.min(7) << 13;
+                    let spec = [64, tpr, 1, v4 as u32, 1 | stop, self.tune.shuffle as u32];
                     self.run_labeled(name, "router_routed", spec, g, push, None, false);
                     return;
                 };
                 // ROUTE's bit 1, SN, and the norm's workgroup as log2 in bits 8-12.
-                let route_bits = 1 | 2 | n.wg.trailing_zeros() << 8;
+                let route_bits =
+                    1 | 2 | n.wg.trailing_zeros() << 8 | self.tune.router_stop.min(7) << 13;
                 let spec = [64, tpr, 1, 1, route_bits, 1];
                 if self.ablate(name, "router_routed", spec, g, &push) {
                     return;
@@ -2130,6 +2159,10 @@ impl Backend for VulkanBackend {
         Some(self.rec().barriers)
     }
 
+    fn host_gaps(&self) -> Option<zinc_backend::HostGaps> {
+        Some(self.rec().gaps)
+    }
+
     fn device_busy(&self) -> Option<std::time::Duration> {
         // The clock starts with the first question (steps nobody times write no timestamps).
         self.rec().steps.as_mut().map(|c| {
@@ -2258,31 +2291,29 @@ impl Backend for VulkanBackend {
     }
 
     fn read(&self, t: &VkTensor) -> Vec<f32> {
-        self.settle(t);
-        let bytes = (t.len() * 4) as u64;
-        let mut rec = self.rec();
-        let fits = rec.readback.as_ref().is_some_and(|b| b.size >= bytes);
-        if !fits {
-            let b = self
-                .ctx
-                .buffer(bytes.next_power_of_two(), Memory::Host)
-                .unwrap_or_else(|e| fatal(e));
-            rec.readback = Some(b);
-        }
-        let rb = rec
+        let mut rec = self.read_back(t);
+        let copying = std::time::Instant::now();
+        let v = rec
             .readback
             .as_ref()
-            .map(|b| b.buffer)
-            .expect("readback buffer");
-        rec.copy(t.buffer().buffer, 0, rb, 0, bytes)
-            .unwrap_or_else(|e| fatal(e));
-        rec.before_host_read();
-        rec.submit(&self.stats).unwrap_or_else(|e| fatal(e));
-        self.stats.readback_bytes.fetch_add(bytes, Relaxed);
-        rec.readback
-            .as_ref()
             .expect("readback buffer")
-            .read_f32_vec(0, t.len())
+            .read_f32_vec(0, t.len());
+        rec.gaps.reading += copying.elapsed();
+        v
+    }
+
+    fn read_with(&self, t: &VkTensor, f: &mut dyn FnMut(&[f32])) {
+        // The readback buffer leaves the recorder while `f` reads it, so that `f` may use the
+        // backend (a read meanwhile makes a buffer of its own) and nothing overwrites it.
+        let buf = self.read_back(t).readback.take().expect("readback buffer");
+        match buf.f32_view(0, t.len()) {
+            Some(v) => f(v),
+            None => f(&buf.read_f32_vec(0, t.len())),
+        }
+        let mut rec = self.rec();
+        if rec.readback.as_ref().is_none_or(|b| b.size < buf.size) {
+            rec.readback = Some(buf);
+        }
     }
 
     fn shape(&self, t: &VkTensor) -> (usize, usize) {

@@ -484,6 +484,24 @@ impl Buffer {
         out
     }
 
+    /// `n` f32 values of a mapped buffer at `offset` (a multiple of 4), in place: no copy.
+    /// `None` on big-endian hosts (the buffer holds little-endian values) or out of bounds.
+    /// The caller reads them after the fence of the work that wrote them (the memory is
+    /// host-coherent) and submits no work that writes them while it holds the slice.
+    pub fn f32_view(&self, offset: u64, n: usize) -> Option<&[f32]> {
+        let end = offset.checked_add(4 * n as u64)?;
+        if !cfg!(target_endian = "little") || !self.is_mapped() || end > self.size {
+            return None;
+        }
+        if !offset.is_multiple_of(4) || !(self.mapped as usize).is_multiple_of(4) {
+            return None;
+        }
+        // SAFETY: in bounds of a live mapping and 4-byte aligned (checked above); every bit
+        // pattern is an f32; the borrow of `self` keeps the mapping alive, and the caller's
+        // contract keeps the device from writing the range meanwhile.
+        Some(unsafe { std::slice::from_raw_parts(self.mapped.add(offset as usize).cast(), n) })
+    }
+
     /// Copies `out.len()` bytes from a mapped buffer at `offset`.
     pub fn read_into(&self, offset: u64, out: &mut [u8]) {
         assert!(self.is_mapped() && offset + out.len() as u64 <= self.size);

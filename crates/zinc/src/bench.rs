@@ -42,6 +42,10 @@ pub struct BenchArgs {
     /// overlap of its neighbours that leaving it out allows.
     #[arg(long, requires = "ablate")]
     pub twice: bool,
+    /// Generation copies each token's logits into a new vector (as the read before
+    /// `Session::eval_last_with` did; comparisons).
+    #[arg(long, hide = true)]
+    pub copy_logits: bool,
 }
 
 #[derive(Serialize)]
@@ -64,6 +68,16 @@ struct TestResult {
     device_span_share: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     idle_us_per_token: Option<f64>,
+    /// Of the idle time, µs a generated token the host spent between seeing a step finish and
+    /// sending the next one's first work (`Backend::host_gaps`), and of that, µs copying the
+    /// logits out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host_gap_us_per_token: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    read_us_per_token: Option<f64>,
+    /// Of the host's gap, µs a token before the next step's first command was recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    before_recording_us_per_token: Option<f64>,
     /// Dependent stages (barriers) a generated token or a prompt run took, where the backend
     /// tells (`Backend::dependent_stages`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -114,6 +128,7 @@ struct Test<'a> {
     n_ctx: usize,
     reps: usize,
     depth_tokens: &'a [u32],
+    copy_logits: bool,
 }
 
 /// A test's timed repetitions.
@@ -129,6 +144,9 @@ struct Measured {
     timed_busy: Option<f64>,
     /// Dependent stages over the repetitions (`Backend::dependent_stages`), where it tells.
     timed_stages: Option<u64>,
+    /// The host's gaps between steps over the repetitions (`Backend::host_gaps`): in all, and
+    /// copying results out.
+    timed_gaps: Option<(f64, f64, f64)>,
 }
 
 impl Test<'_> {
@@ -141,8 +159,14 @@ impl Test<'_> {
         if self.kind == "pp" {
             session.eval(toks, Logits::Last)?;
         } else {
+            // Each token's logits in host memory, as llama-bench leaves them (read in place,
+            // not copied into a vector nobody reads).
             for &t in toks {
-                session.eval(&[t], Logits::Last)?;
+                if self.copy_logits {
+                    session.eval(&[t], Logits::Last)?;
+                } else {
+                    session.eval_last_with(&[t], |_| ())?;
+                }
             }
         }
         Ok(())
@@ -163,6 +187,7 @@ impl Test<'_> {
             timed_secs: 0.0,
             timed_busy: None,
             timed_stages: None,
+            timed_gaps: None,
         };
         // Warm-ups (rep 0) repeat until they have run for a second and the last was no more
         // than 5% faster than the one before (at most WARMUPS times): after one short warm-up,
@@ -184,6 +209,7 @@ impl Test<'_> {
             let waited0 = engine.backend.host_waited();
             let busy0 = engine.backend.device_busy();
             let stages0 = engine.backend.dependent_stages();
+            let gaps0 = engine.backend.host_gaps();
             let t0 = Instant::now();
             self.run(&mut session, &toks)?;
             let secs = t0.elapsed().as_secs_f64();
@@ -198,6 +224,12 @@ impl Test<'_> {
                     }
                     if let (Some(a), Some(b)) = (stages0, engine.backend.dependent_stages()) {
                         *m.timed_stages.get_or_insert(0) += b - a;
+                    }
+                    if let (Some(a), Some(b)) = (gaps0, engine.backend.host_gaps()) {
+                        let g = m.timed_gaps.get_or_insert((0.0, 0.0, 0.0));
+                        g.0 += (b.between - a.between).as_secs_f64();
+                        g.1 += (b.reading - a.reading).as_secs_f64();
+                        g.2 += (b.before_recording - a.before_recording).as_secs_f64();
                     }
                 }
             }
@@ -326,6 +358,7 @@ fn bench_with<B: Backend>(
             n_ctx,
             reps: args.reps,
             depth_tokens: &depth_tokens,
+            copy_logits: args.copy_logits,
         };
         let ablate = args.ablate && engine.backend.ablation(Some(&[])).is_some();
         if args.ablate && !ablate {
@@ -358,10 +391,25 @@ fn bench_with<B: Backend>(
                 1e6 * m.timed_secs / steps / s
             );
         }
+        let gaps = m.timed_gaps.filter(|_| timed && kind == "tg");
+        let host_gap_us_per_token = gaps.map(|g| 1e6 * g.0 / steps);
+        let read_us_per_token = gaps.map(|g| 1e6 * g.1 / steps);
+        let before_recording_us_per_token = gaps.map(|g| 1e6 * g.2 / steps);
         if let Some(w) = host_wait_share {
             let span = device_span_share.map_or(String::new(), |d| {
+                let host = match (
+                    host_gap_us_per_token,
+                    read_us_per_token,
+                    before_recording_us_per_token,
+                ) {
+                    (Some(h), Some(r), Some(b)) => format!(
+                        ", {h:.1} of them on the host: {r:.1} copying the logits, {b:.1} before \
+                         recording the next step"
+                    ),
+                    _ => String::new(),
+                };
                 let idle = idle_us_per_token.map_or(String::new(), |u| {
-                    format!(" ({u:.1} µs idle between tokens)")
+                    format!(" ({u:.1} µs idle between tokens{host})")
                 });
                 format!("; the device spanned steps {:.0}% of it{idle}", 100.0 * d)
             });
@@ -399,6 +447,9 @@ fn bench_with<B: Backend>(
             host_wait_share,
             device_span_share,
             idle_us_per_token,
+            host_gap_us_per_token,
+            read_us_per_token,
+            before_recording_us_per_token,
             stages_per_step,
         });
     }

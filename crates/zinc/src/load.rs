@@ -115,6 +115,10 @@ pub struct ModelArgs {
     /// comparisons).
     #[arg(long, hide = true)]
     pub vk_router_norm: Option<bool>,
+    /// Vulkan MoE decode, timing only (wrong picks): 1, the router's ranking left out; 2, its
+    /// counter too.
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub vk_router_stop: u32,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -290,6 +294,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_moe_rows: None,
         vk_router_routes: None,
         vk_router_norm: None,
+        vk_router_stop: 0,
         vk_route_rank: None,
         vk_chunks: None,
         vk_spin_wait: None,
@@ -375,6 +380,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         moe_rows: args.vk_moe_rows,
         router_routes: args.vk_router_routes,
         router_norm: args.vk_router_norm,
+        router_stop: args.vk_router_stop,
         route_rank: args.vk_route_rank,
         submit_chunks: args.vk_chunks,
         spin_wait: args.vk_spin_wait,

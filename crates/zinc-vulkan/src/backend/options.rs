@@ -155,6 +155,13 @@ pub struct VulkanOptions {
     /// norm's input and normalizes it itself (matvec.comp's SN, to the bit as the norm does),
     /// recorded beside the norm instead of in a stage after it. `None`: on where it applies.
     pub router_norm: Option<bool>,
+    /// Timing only (**the picks are wrong**): how much of the router that routes runs. 0, all
+    /// of it; 1, its last workgroup writes experts 0..k−1 without ranking (the ranking's cost
+    /// is the difference); 2, no counter either, the first workgroup writes them once its own
+    /// logits are stored (the counter's cost); 3, as 1 with picks scattered over the experts
+    /// as ranked ones are (4 bits of each pick's logit); 4, ranked, then 1's experts written.
+    /// Where the router does not route, nothing.
+    pub router_stop: u32,
     /// Commands in the first piece of a recording sent to the device, and the most in a later
     /// one (1–4,096; each later piece twice the one before, up to it), kernel tuning. `None`:
     /// (16, 64) (H200, Qwen3-8B tg128 with doubling pieces: 254.3 tok/s, 4x64 254.4, 8x64
@@ -251,6 +258,8 @@ pub(super) struct Tuning {
     pub(super) router_routes: bool,
     /// See [`VulkanOptions::router_norm`].
     pub(super) router_norm: bool,
+    /// See [`VulkanOptions::router_stop`].
+    pub(super) router_stop: u32,
     /// See [`VulkanOptions::route_rank`].
     pub(super) route_rank: bool,
     /// See [`VulkanOptions::prompt_f16`].
@@ -574,6 +583,7 @@ impl Tuning {
             moe_rows,
             router_routes: opts.router_routes.unwrap_or(true),
             router_norm: opts.router_norm.unwrap_or(true),
+            router_stop: opts.router_stop,
             route_rank: opts.route_rank.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,

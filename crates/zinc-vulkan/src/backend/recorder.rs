@@ -51,6 +51,10 @@ pub(super) struct Recorder {
     pub(super) since: vk::PipelineStageFlags,
     /// Host time blocked on fences, in all (`Backend::host_waited`).
     pub(super) waited: std::time::Duration,
+    /// When the last `submit` saw everything sent finished (the device idle since), until the
+    /// next submit; and those gaps in all (`Backend::host_gaps`).
+    landed: Option<std::time::Instant>,
+    pub(super) gaps: zinc_backend::HostGaps,
     /// Barriers recorded between dependent commands, in all (`Backend::dependent_stages`).
     pub(super) barriers: u64,
     /// The pipeline bound in the open command buffer (null: none yet): binding it again is
@@ -152,6 +156,8 @@ pub(super) struct Profiler {
 /// and waiting for the device to run them.
 pub(super) const HOST_RECORD: &str = "(host recording)";
 pub(super) const HOST_WAIT: &str = "(host waiting)";
+/// The profile's entry of buffer copies (a decode step's logits into host memory).
+pub(super) const COPY: &str = "(copy)";
 
 /// Timestamp pairs per command buffer; dispatches past this are not timed.
 pub(super) const PROFILE_PAIRS: u32 = 4096;
@@ -279,6 +285,8 @@ impl Recorder {
                 written: Some(Vec::new()),
                 since: vk::PipelineStageFlags::empty(),
                 waited: std::time::Duration::ZERO,
+                landed: None,
+                gaps: zinc_backend::HostGaps::default(),
                 barriers: 0,
                 bound: vk::Pipeline::null(),
                 loose: BarrierAblation::Full,
@@ -313,6 +321,9 @@ impl Recorder {
         if first {
             self.recording = true;
             self.limit = self.chunks[0];
+            if let Some(t) = self.landed {
+                self.gaps.before_recording += t.elapsed();
+            }
         }
         if self.open && self.prof.is_none() && self.cb_ops >= self.limit {
             self.flush()?;
@@ -497,15 +508,8 @@ impl Recorder {
             self.order(writes, concurrent && !self.keep_next, compute);
         }
         self.keep_next = none && super::NEVER_SKIPPED.contains(&name);
+        let timed = self.time_next(name);
         let d = &self.ctx.device;
-        let timed = match &mut self.prof {
-            Some(p) if (p.names.len() as u32) < PROFILE_PAIRS => {
-                let q = 2 * p.names.len() as u32;
-                p.names.push(name);
-                Some((p.pool, q))
-            }
-            _ => None,
-        };
         // SAFETY: recording into the open command buffer with a pipeline of this device; the
         // timestamp queries were reset when the buffer began.
         unsafe {
@@ -584,9 +588,15 @@ impl Recorder {
         self.ops += 1;
         self.begin()?;
         self.order(None, false, vk::PipelineStageFlags::TRANSFER);
-        // SAFETY: recording a copy between live buffers, in bounds (callers check).
+        let timed = self.time_next(COPY);
+        // SAFETY: recording a copy between live buffers, in bounds (callers check); the
+        // timestamp queries were reset when the buffer began.
         unsafe {
-            self.ctx.device.cmd_copy_buffer(
+            let d = &self.ctx.device;
+            if let Some((pool, q)) = timed {
+                d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::TOP_OF_PIPE, pool, q);
+            }
+            d.cmd_copy_buffer(
                 self.cb,
                 src,
                 dst,
@@ -596,8 +606,24 @@ impl Recorder {
                     size,
                 }],
             );
+            if let Some((pool, q)) = timed {
+                d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, pool, q + 1);
+            }
         }
         Ok(())
+    }
+
+    /// While profiling: the query pool and first of the two timestamps around the next command,
+    /// entered under `name` (`None` past the pool's pairs, or not profiling).
+    fn time_next(&mut self, name: &'static str) -> Option<(vk::QueryPool, u32)> {
+        match &mut self.prof {
+            Some(p) if (p.names.len() as u32) < PROFILE_PAIRS => {
+                let q = 2 * p.names.len() as u32;
+                p.names.push(name);
+                Some((p.pool, q))
+            }
+            _ => None,
+        }
     }
 
     pub(super) fn fill_zero(&mut self, buf: vk::Buffer, size: u64) -> Result<(), VulkanError> {
@@ -641,6 +667,10 @@ impl Recorder {
         unsafe {
             d.end_command_buffer(self.cb)?;
             let cbs = [self.cb];
+            if let Some(t) = self.landed.take() {
+                self.gaps.count += 1;
+                self.gaps.between += t.elapsed();
+            }
             d.queue_submit(
                 self.ctx.queue(),
                 &[vk::SubmitInfo::default().command_buffers(&cbs)],
@@ -720,6 +750,10 @@ impl Recorder {
                     e.1 += 1;
                 }
             }
+            if let Some(t) = self.landed.take() {
+                self.gaps.count += 1;
+                self.gaps.between += t.elapsed();
+            }
             d.queue_submit(
                 self.ctx.queue(),
                 &[vk::SubmitInfo::default().command_buffers(&cbs)],
@@ -729,6 +763,7 @@ impl Recorder {
             // The pieces flushed before this one finish first (one queue, in order).
             self.land()?;
             wait(d, self.fence, &mut self.waited, self.spin)?;
+            self.landed = Some(std::time::Instant::now());
             if let Some(p) = &mut self.prof {
                 let e = p.totals.entry(HOST_WAIT).or_insert((0.0, 0));
                 e.0 += submitted.elapsed().as_nanos() as f64;
