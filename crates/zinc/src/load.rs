@@ -124,7 +124,7 @@ pub struct ModelArgs {
     #[arg(long, hide = true)]
     pub vk_route_rank: Option<bool>,
     /// Vulkan: commands in the first piece of a recording sent to the GPU, and in each later
-    /// one, `FIRSTxEVERY` (kernel tuning; default 16x64).
+    /// one, `FIRSTxEVERY` (kernel tuning; default 8x64).
     #[arg(long, hide = true, value_parser = parse_pair)]
     pub vk_chunks: Option<(u32, u32)>,
     /// Vulkan: the host polls the device's fences instead of sleeping on them (default: on

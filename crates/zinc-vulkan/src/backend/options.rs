@@ -164,9 +164,10 @@ pub struct VulkanOptions {
     pub router_stop: u32,
     /// Commands in the first piece of a recording sent to the device, and the most in a later
     /// one (1–4,096; each later piece twice the one before, up to it), kernel tuning. `None`:
-    /// (16, 64) (H200, Qwen3-8B tg128 with doubling pieces: 254.3 tok/s, 4x64 254.4, 8x64
-    /// 254.3, 2x64 252.9, 8x128 256.5; before the doubling, tg64: 237.3 / 236.3 against
-    /// 225.9 / 223.7 for 4x32, 231.9 for 8x128, 211.8 for 4x16).
+    /// (8, 64): the host's gap between tokens is mostly the recording of the first piece
+    /// (H200, Qwen3-30B-A3B tg128: 25.5 / 26.6 µs of the host's a token at 8x64, 296.9 /
+    /// 296.5 tok/s, against 54–63 µs at 16x64, 288.6 / 294.8 / 294.4; 4x64 293.3 / 280.9;
+    /// Qwen3-8B, session 11: 254.3 tok/s at 16x64 and 8x64, 4x64 254.4, 2x64 252.9).
     pub submit_chunks: Option<(u32, u32)>,
     /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 2) with TM 4 where it
     /// fits (`moe_tm`), else (2, 64, 4), 128 slots × 128 rows either way (H200, Qwen3-30B-A3B

@@ -7,7 +7,7 @@ use super::*;
 /// Commands before the first piece of a recording goes to the device, and the most in a later
 /// one, each twice the one before (`VulkanOptions::submit_chunks`); at most this many pieces in
 /// flight (then the oldest is waited for).
-pub(super) const FIRST_CHUNK: u32 = 16;
+pub(super) const FIRST_CHUNK: u32 = 8;
 pub(super) const CHUNK: u32 = 64;
 pub(super) const MAX_FLYING: usize = 64;
 /// Uploads (positions, ids, small tensors) go through a mapped arena of this size.
