@@ -87,11 +87,11 @@ const SQ: usize = 512;
 const GLU_FF: usize = 768;
 const N_EMBD: usize = 64;
 const N_FF: usize = 96;
-// More than moe_route.comp's 64 invocations a token, and not a multiple of 8 (route.glsl counts
-// ranks eight experts at a time, then the rest).
+// More than moe_route.comp's 64 invocations a token (two experts an invocation), and not a
+// multiple of 16 (route.glsl's small ranking reads keys sixteen at a time, the rest −inf).
 const N_EXPERT: usize = 84;
-// Past route.glsl's RT_SMALL (128): its general ranking (a key at a time) rather than the
-// small one's vectors.
+// Past route.glsl's RT_SMALL (128), and not a multiple of 8: its general ranking (counts eight
+// keys at a time, then the rest) rather than the small one's vectors.
 const N_EXPERT_WIDE: usize = 140;
 /// Width of the K-quant MoE layer (rows of whole 256-blocks: the decode kernels' fused forms).
 const KM: usize = 256;

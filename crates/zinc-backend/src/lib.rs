@@ -56,19 +56,17 @@ pub const WEIGHT_FORMATS: &[GgmlType] = &[
     GgmlType::MXFP4,
 ];
 
-/// The host's time between a wait for the device and the next work it sends it, when the
-/// device has nothing else queued (`Backend::host_gaps`): the host's part of the device's idle
-/// time between decode steps.
+/// The host's time between a wait for everything sent to the device and the next work it
+/// sends (`Backend::host_gaps`): the host's part of the device's idle time between decode
+/// steps, in three parts that add up to it.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct HostGaps {
-    /// Waits for everything sent so far that the host followed by sending more work.
-    pub count: u64,
     /// From each such wait's end to the next submit, in all.
     pub between: std::time::Duration,
-    /// Of that, the time spent copying results out of mapped memory (`Backend::read`).
+    /// Of that, copying results out of mapped memory (`Backend::read`).
     pub reading: std::time::Duration,
-    /// Of that, the time before the first command of the next work was recorded (the rest is
-    /// recording the commands of its first piece).
+    /// Of that, the rest of the time before the next work's first command was recorded (the
+    /// remainder of `between` is recording the commands of its first piece).
     pub before_recording: std::time::Duration,
 }
 
@@ -395,7 +393,9 @@ pub trait Backend: Send + Sync {
     }
 
     /// The host's side of the round trips between steps, in all, since the backend was
-    /// created (`HostGaps`); `None` where the backend does not tell.
+    /// created (`HostGaps`); `None` where the backend does not tell. A gap open at the call
+    /// counts from the call on, so that a caller timing from there does not count its own
+    /// work before it.
     fn host_gaps(&self) -> Option<HostGaps> {
         None
     }

@@ -299,7 +299,7 @@ impl<'e, B: Backend> Session<'e, B> {
         self.engine.backend.read_with(&t, &mut |v| {
             out = f.take().map(|f| f(v));
         });
-        out.ok_or(EngineError::EmptyPrompt)
+        out.ok_or_else(|| EngineError::Failed("the backend lent no logits".into()))
     }
 
     /// The greedy choice after `tokens`, computed where the logits are.

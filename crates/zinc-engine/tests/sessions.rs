@@ -81,3 +81,28 @@ fn incremental_evaluation_continues_the_sequence() {
         "a refused evaluation leaves the session as it was"
     );
 }
+
+/// `eval_last_with` lends the same logits `eval` returns, continues the sequence as `eval` does,
+/// and refuses an empty input.
+#[test]
+fn logits_lent_in_place_are_the_ones_eval_returns() {
+    let e = tiny();
+    let tokens: Vec<u32> = (0..9).map(|i| (i * 23 % 500) as u32).collect();
+    let mut a = e.session(32);
+    let mut b = e.session(32);
+    let want = a.eval(&tokens[..6], Logits::Last).unwrap().pop().unwrap();
+    let got = b.eval_last_with(&tokens[..6], <[f32]>::to_vec).unwrap();
+    assert_eq!(got, want);
+    // One token more on each: the same step after the same cache.
+    let want = a.eval(&tokens[6..7], Logits::Last).unwrap().pop().unwrap();
+    let (n, first) = b
+        .eval_last_with(&tokens[6..7], |l| (l.len(), l[0]))
+        .unwrap();
+    assert_eq!((n, first), (want.len(), want[0]));
+    assert_eq!(b.n_past(), 7);
+    assert!(matches!(
+        b.eval_last_with(&[], |_| ()),
+        Err(EngineError::EmptyPrompt)
+    ));
+    assert_eq!(b.n_past(), 7);
+}

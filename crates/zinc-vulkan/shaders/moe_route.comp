@@ -141,11 +141,9 @@ void main() {
         // Every expert's p once into shared memory, each expert's rank counted against all
         // the others (route.glsl): the same picks in the same order as the rounds below.
         route_token(base, pc.n_expert, kk, pc.renorm);
-        if (tid == 0u) {
-            for (uint j = 0u; j < kk; j++) {
-                pc.ids.v[t * pc.k + j] = rt_sel_e[j];
-                pc.wts.v[t * pc.k + j] = rt_sel_p[j];
-            }
+        if (tid < kk) { // pick j by invocation j (kk ≤ RT_MAXK = WG)
+            pc.ids.v[t * pc.k + tid] = rt_sel_e[tid];
+            pc.wts.v[t * pc.k + tid] = rt_sel_p[tid];
         }
         return;
     }

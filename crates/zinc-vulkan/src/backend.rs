@@ -1614,14 +1614,13 @@ impl VulkanBackend {
                     .u32(k as u32)
                     .u32(renorm as u32);
                 let Some(n) = norm_in else {
-                    let stop = self.tune.router_stop.min(7) << 13;
+                    let stop = self.tune.router_stop << 13;
                     let spec = [64, tpr, 1, v4 as u32, 1 | stop, self.tune.shuffle as u32];
                     self.run_labeled(name, "router_routed", spec, g, push, None, false);
                     return;
                 };
                 // ROUTE's bit 1, SN, and the norm's workgroup as log2 in bits 8-12.
-                let route_bits =
-                    1 | 2 | n.wg.trailing_zeros() << 8 | self.tune.router_stop.min(7) << 13;
+                let route_bits = 1 | 2 | n.wg.trailing_zeros() << 8 | self.tune.router_stop << 13;
                 let spec = [64, tpr, 1, 1, route_bits, 1];
                 if self.ablate(name, "router_routed", spec, g, &push) {
                     return;
@@ -2160,7 +2159,13 @@ impl Backend for VulkanBackend {
     }
 
     fn host_gaps(&self) -> Option<zinc_backend::HostGaps> {
-        Some(self.rec().gaps)
+        let mut rec = self.rec();
+        // An open gap counts from now on (the caller's work before this is not the step's).
+        let reading = rec.gaps.reading;
+        if let Some(l) = rec.landed.as_mut() {
+            *l = (std::time::Instant::now(), reading);
+        }
+        Some(rec.gaps)
     }
 
     fn device_busy(&self) -> Option<std::time::Duration> {
@@ -2306,7 +2311,9 @@ impl Backend for VulkanBackend {
         // The readback buffer leaves the recorder while `f` reads it, so that `f` may use the
         // backend (a read meanwhile makes a buffer of its own) and nothing overwrites it.
         let buf = self.read_back(t).readback.take().expect("readback buffer");
-        match buf.f32_view(0, t.len()) {
+        // SAFETY: `read_back` waited for the copy into `buf`, and out of the recorder nothing
+        // is recorded into it while `f` reads.
+        match unsafe { buf.f32_view(0, t.len()) } {
             Some(v) => f(v),
             None => f(&buf.read_f32_vec(0, t.len())),
         }
@@ -2850,6 +2857,44 @@ mod tests {
         let cache = b.kv_cache(32, &dims);
         assert!(b.rec().settled());
         assert_eq!((cache.k.len(), cache.v.len()), (12, 12));
+    }
+
+    /// `read_with` lends what `read` returns, even to a reader that reads again meanwhile (the
+    /// readback buffer is its own while it reads); the host's gaps add up (their parts within
+    /// their whole), and a gap open when asked counts from then on.
+    #[test]
+    fn values_lent_in_place_are_those_read() {
+        let b = VulkanBackend::new(&VulkanOptions::default()).expect("a Vulkan device");
+        let v: Vec<f32> = (0..1000).map(|i| i as f32 * 0.5 - 7.0).collect();
+        let x = b.tensor_from(&v, 2, 500);
+        let mut y = b.copy(&x);
+        b.scale(&mut y, -2.0);
+        let want_x = b.read(&x);
+        let want_y = b.read(&y);
+        assert_eq!(want_x, v);
+        let mut seen = Vec::new();
+        b.read_with(&x, &mut |lent| {
+            // A read of another tensor while this one is lent: a buffer of its own.
+            assert_eq!(b.read(&y), want_y);
+            seen = lent.to_vec();
+        });
+        assert_eq!(seen, want_x);
+        b.read_with(&y, &mut |lent| seen = lent.to_vec());
+        assert_eq!(seen, want_y);
+        let g = b.host_gaps().unwrap();
+        assert!(g.reading + g.before_recording <= g.between, "{g:?}");
+        assert!(g.reading > std::time::Duration::ZERO, "{g:?}");
+        // After a wait the gap is open; asking restarts it, so a pause before the next submit's
+        // recording is the gap, not the time before asking.
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let open = b.host_gaps().unwrap();
+        b.scale(&mut y, 1.0);
+        let _ = b.read(&y);
+        let after = b.host_gaps().unwrap();
+        assert!(
+            after.between - open.between < std::time::Duration::from_millis(25),
+            "{open:?} {after:?}"
+        );
     }
 
     /// Pipeline statistics where the device reports them (a line naming each kernel made so

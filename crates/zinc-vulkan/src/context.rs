@@ -486,9 +486,11 @@ impl Buffer {
 
     /// `n` f32 values of a mapped buffer at `offset` (a multiple of 4), in place: no copy.
     /// `None` on big-endian hosts (the buffer holds little-endian values) or out of bounds.
-    /// The caller reads them after the fence of the work that wrote them (the memory is
-    /// host-coherent) and submits no work that writes them while it holds the slice.
-    pub fn f32_view(&self, offset: u64, n: usize) -> Option<&[f32]> {
+    ///
+    /// # Safety
+    /// The work that wrote the range has been waited for (the memory is host-coherent), and no
+    /// work that writes it is submitted while the slice lives.
+    pub unsafe fn f32_view(&self, offset: u64, n: usize) -> Option<&[f32]> {
         let end = offset.checked_add(4 * n as u64)?;
         if !cfg!(target_endian = "little") || !self.is_mapped() || end > self.size {
             return None;
@@ -498,7 +500,7 @@ impl Buffer {
         }
         // SAFETY: in bounds of a live mapping and 4-byte aligned (checked above); every bit
         // pattern is an f32; the borrow of `self` keeps the mapping alive, and the caller's
-        // contract keeps the device from writing the range meanwhile.
+        // contract (this function's) keeps the device from writing the range meanwhile.
         Some(unsafe { std::slice::from_raw_parts(self.mapped.add(offset as usize).cast(), n) })
     }
 

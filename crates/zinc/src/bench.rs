@@ -69,13 +69,12 @@ struct TestResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     idle_us_per_token: Option<f64>,
     /// Of the idle time, µs a generated token the host spent between seeing a step finish and
-    /// sending the next one's first work (`Backend::host_gaps`), and of that, µs copying the
-    /// logits out.
+    /// sending the next one's first work (`Backend::host_gaps`); of that, µs copying the
+    /// logits out, and µs more before the next step's first command.
     #[serde(skip_serializing_if = "Option::is_none")]
     host_gap_us_per_token: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     read_us_per_token: Option<f64>,
-    /// Of the host's gap, µs a token before the next step's first command was recorded.
     #[serde(skip_serializing_if = "Option::is_none")]
     before_recording_us_per_token: Option<f64>,
     /// Dependent stages (barriers) a generated token or a prompt run took, where the backend
@@ -144,8 +143,8 @@ struct Measured {
     timed_busy: Option<f64>,
     /// Dependent stages over the repetitions (`Backend::dependent_stages`), where it tells.
     timed_stages: Option<u64>,
-    /// The host's gaps between steps over the repetitions (`Backend::host_gaps`): in all, and
-    /// copying results out.
+    /// The host's gaps between steps over the repetitions (`Backend::host_gaps`), seconds: in
+    /// all, copying results out, and the rest before the next step's first command.
     timed_gaps: Option<(f64, f64, f64)>,
 }
 
@@ -403,8 +402,9 @@ fn bench_with<B: Backend>(
                     before_recording_us_per_token,
                 ) {
                     (Some(h), Some(r), Some(b)) => format!(
-                        ", {h:.1} of them on the host: {r:.1} copying the logits, {b:.1} before \
-                         recording the next step"
+                        ", {h:.1} of them on the host: {r:.1} copying the logits, {b:.1} more \
+                         before the next step's first command, the rest recording its first \
+                         piece"
                     ),
                     _ => String::new(),
                 };

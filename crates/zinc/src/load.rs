@@ -115,8 +115,9 @@ pub struct ModelArgs {
     /// comparisons).
     #[arg(long, hide = true)]
     pub vk_router_norm: Option<bool>,
-    /// Vulkan MoE decode, timing only (wrong picks): 1, the router's ranking left out; 2, its
-    /// counter too.
+    /// Vulkan MoE decode, timing only (wrong picks): 1, the router's ranking left out (experts
+    /// 0..k−1); 2, its counter too; 3, as 1 with the picks scattered over the experts; 4,
+    /// ranked, then experts 0..k−1 written.
     #[arg(long, hide = true, default_value_t = 0)]
     pub vk_router_stop: u32,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel

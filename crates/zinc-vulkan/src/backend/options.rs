@@ -557,6 +557,13 @@ impl Tuning {
             |(a, b)| (1..=4096).contains(&a) && (1..=4096).contains(&b),
             |(a, b)| format!("submit pieces {a}x{b} (1–4,096 commands each)"),
         )?;
+        if opts.router_stop > 4 {
+            return Err(VulkanError::BadOption(format!(
+                "router stop {} (0–4: whole, no ranking, no counter, scattered picks, ranked \
+                 then fixed)",
+                opts.router_stop
+            )));
+        }
         if opts.pad_stages > MAX_PAD_STAGES {
             return Err(VulkanError::BadOption(format!(
                 "{} padding stages (at most {MAX_PAD_STAGES})",
@@ -869,6 +876,13 @@ mod tests {
                     ..Default::default()
                 },
                 "slices 129",
+            ),
+            (
+                VulkanOptions {
+                    router_stop: 5,
+                    ..Default::default()
+                },
+                "router stop 5",
             ),
         ];
         for (opts, names) in bad {

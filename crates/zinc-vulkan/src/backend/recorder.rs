@@ -52,8 +52,8 @@ pub(super) struct Recorder {
     /// Host time blocked on fences, in all (`Backend::host_waited`).
     pub(super) waited: std::time::Duration,
     /// When the last `submit` saw everything sent finished (the device idle since), until the
-    /// next submit; and those gaps in all (`Backend::host_gaps`).
-    landed: Option<std::time::Instant>,
+    /// next submit, with `gaps.reading` then; and those gaps in all (`Backend::host_gaps`).
+    pub(super) landed: Option<(std::time::Instant, std::time::Duration)>,
     pub(super) gaps: zinc_backend::HostGaps,
     /// Barriers recorded between dependent commands, in all (`Backend::dependent_stages`).
     pub(super) barriers: u64,
@@ -177,6 +177,16 @@ fn upload_arena(ctx: &Arc<Context>, bytes: u64) -> Result<Buffer, VulkanError> {
 /// How long a wait polls its fence (`Recorder::spin`) before it sleeps on it: a decode step's
 /// last piece, but not a long prompt.
 const SPIN_LIMIT: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Before a submit: the host's gap since `landed` (if open) closed into `gaps`.
+fn close_gap(
+    landed: &mut Option<(std::time::Instant, std::time::Duration)>,
+    gaps: &mut zinc_backend::HostGaps,
+) {
+    if let Some((t, _)) = landed.take() {
+        gaps.between += t.elapsed();
+    }
+}
 
 /// Blocks until `fence` signals, adding the time to `waited`; `spin`: polls it first (for up
 /// to `SPIN_LIMIT`), so the host sees the signal without the driver's wake-up latency.
@@ -321,8 +331,9 @@ impl Recorder {
         if first {
             self.recording = true;
             self.limit = self.chunks[0];
-            if let Some(t) = self.landed {
-                self.gaps.before_recording += t.elapsed();
+            if let Some((t, read0)) = self.landed {
+                let reading = self.gaps.reading.saturating_sub(read0);
+                self.gaps.before_recording += t.elapsed().saturating_sub(reading);
             }
         }
         if self.open && self.prof.is_none() && self.cb_ops >= self.limit {
@@ -667,10 +678,7 @@ impl Recorder {
         unsafe {
             d.end_command_buffer(self.cb)?;
             let cbs = [self.cb];
-            if let Some(t) = self.landed.take() {
-                self.gaps.count += 1;
-                self.gaps.between += t.elapsed();
-            }
+            close_gap(&mut self.landed, &mut self.gaps);
             d.queue_submit(
                 self.ctx.queue(),
                 &[vk::SubmitInfo::default().command_buffers(&cbs)],
@@ -750,10 +758,7 @@ impl Recorder {
                     e.1 += 1;
                 }
             }
-            if let Some(t) = self.landed.take() {
-                self.gaps.count += 1;
-                self.gaps.between += t.elapsed();
-            }
+            close_gap(&mut self.landed, &mut self.gaps);
             d.queue_submit(
                 self.ctx.queue(),
                 &[vk::SubmitInfo::default().command_buffers(&cbs)],
@@ -763,7 +768,7 @@ impl Recorder {
             // The pieces flushed before this one finish first (one queue, in order).
             self.land()?;
             wait(d, self.fence, &mut self.waited, self.spin)?;
-            self.landed = Some(std::time::Instant::now());
+            self.landed = Some((std::time::Instant::now(), self.gaps.reading));
             if let Some(p) = &mut self.prof {
                 let e = p.totals.entry(HOST_WAIT).or_insert((0.0, 0));
                 e.0 += submitted.elapsed().as_nanos() as f64;
