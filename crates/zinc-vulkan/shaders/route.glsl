@@ -6,7 +6,8 @@
 // divided by max(Σ, 6.1035156e-5) in pick order where renorm != 0.
 //
 // The includer declares RT_ON (1 where it routes; the shared arrays shrink to one element
-// otherwise) and RT_LOGIT(i), logit i of the router's output (after its push constants), enables
+// otherwise), RT_GENERAL (1: the general ranking whatever the count, to hold the small one to
+// it bit for bit) and RT_LOGIT(i), logit i of the router's output (after its push constants), enables
 // GL_KHR_shader_subgroup_basic and _shuffle, has at least 64 invocations and subgroups that
 // divide 64, and calls route_token from every invocation (it has barriers).
 // Up to RT_MAXE experts and RT_MAXK picks (the host checks).
@@ -132,7 +133,7 @@ void route_small(uint base, uint n, uint k, uint renorm) {
 // Routes the token whose n logits start at RT_LOGIT(base): afterwards rt_sel_e[j] and
 // rt_sel_p[j] hold pick j's expert and weight, j < k (k ≤ n).
 void route_token(uint base, uint n, uint k, uint renorm) {
-    if (n <= RT_SMALL) {
+    if (n <= RT_SMALL && RT_GENERAL == 0u) {
         route_small(base, n, k, renorm); // n is uniform: so are the barriers
         return;
     }

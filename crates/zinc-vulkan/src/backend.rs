@@ -1614,13 +1614,17 @@ impl VulkanBackend {
                     .u32(k as u32)
                     .u32(renorm as u32);
                 let Some(n) = norm_in else {
-                    let stop = self.tune.router_stop << 13;
+                    let stop = self.tune.router_stop << 13 | (self.tune.route_general as u32) << 16;
                     let spec = [64, tpr, 1, v4 as u32, 1 | stop, self.tune.shuffle as u32];
                     self.run_labeled(name, "router_routed", spec, g, push, None, false);
                     return;
                 };
                 // ROUTE's bit 1, SN, and the norm's workgroup as log2 in bits 8-12.
-                let route_bits = 1 | 2 | n.wg.trailing_zeros() << 8 | self.tune.router_stop << 13;
+                let route_bits = 1
+                    | 2
+                    | n.wg.trailing_zeros() << 8
+                    | self.tune.router_stop << 13
+                    | (self.tune.route_general as u32) << 16;
                 let spec = [64, tpr, 1, 1, route_bits, 1];
                 if self.ablate(name, "router_routed", spec, g, &push) {
                     return;

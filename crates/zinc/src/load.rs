@@ -382,6 +382,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         router_routes: args.vk_router_routes,
         router_norm: args.vk_router_norm,
         router_stop: args.vk_router_stop,
+        route_general: false,
         route_rank: args.vk_route_rank,
         submit_chunks: args.vk_chunks,
         spin_wait: args.vk_spin_wait,

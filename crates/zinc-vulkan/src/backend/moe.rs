@@ -234,7 +234,11 @@ impl VulkanBackend {
                 .u32(k as u32)
                 .u32(w.renorm as u32)
                 .u32(x.rows as u32);
-            let spec = [self.tune.shuffle as u32, self.tune.route_rank as u32, 0];
+            let spec = [
+                self.tune.shuffle as u32,
+                self.tune.route_rank as u32,
+                self.tune.route_general as u32,
+            ];
             self.run_spec("moe_route", spec, fold(x.rows), push);
         }
         // The router and the routing wrote only their own outputs: x's quantization by the norm

@@ -162,6 +162,9 @@ pub struct VulkanOptions {
     /// as ranked ones are (4 bits of each pick's logit); 4, ranked, then 1's experts written.
     /// Where the router does not route, nothing.
     pub router_stop: u32,
+    /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
+    /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
+    pub route_general: bool,
     /// Commands in the first piece of a recording sent to the device, and the most in a later
     /// one (1–4,096; each later piece twice the one before, up to it), kernel tuning. `None`:
     /// (8, 64): the host's gap between tokens is mostly the recording of the first piece
@@ -261,6 +264,8 @@ pub(super) struct Tuning {
     pub(super) router_norm: bool,
     /// See [`VulkanOptions::router_stop`].
     pub(super) router_stop: u32,
+    /// See [`VulkanOptions::route_general`].
+    pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
     pub(super) route_rank: bool,
     /// See [`VulkanOptions::prompt_f16`].
@@ -592,6 +597,7 @@ impl Tuning {
             router_routes: opts.router_routes.unwrap_or(true),
             router_norm: opts.router_norm.unwrap_or(true),
             router_stop: opts.router_stop,
+            route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,
