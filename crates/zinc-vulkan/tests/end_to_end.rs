@@ -18,6 +18,16 @@ fn engine<B: Backend + 'static>(b: B, file: &Arc<GgufModel>) -> Engine<B> {
     Engine::new(b, m, tok)
 }
 
+/// A Vulkan engine on `file` with `opts` and the validation layer on.
+fn validated(opts: VulkanOptions, file: &Arc<GgufModel>) -> Engine<VulkanBackend> {
+    let b = VulkanBackend::new(&VulkanOptions {
+        validation: true,
+        ..opts
+    })
+    .expect("a Vulkan device (CI installs lavapipe)");
+    engine(b, file)
+}
+
 /// The shaders (profile labels) a profiling Vulkan engine has run.
 fn kernels_run(e: &Engine<VulkanBackend>) -> Vec<String> {
     e.backend
@@ -69,6 +79,29 @@ fn small_qwen3(n_embd: usize, n_ff: usize) -> zinc_models::synth::SynthSpec {
     spec.n_ff = n_ff;
     spec.random_blocks = false;
     spec
+}
+
+/// `small_qwen3(n_embd, 256)` as a Qwen3-MoE of 12 experts, 4 a token, written to a fresh
+/// temporary folder named after `what`: the folder (for the caller to remove), the spec and the
+/// open file.
+fn small_qwen3_moe(
+    what: &str,
+    n_embd: usize,
+) -> (
+    std::path::PathBuf,
+    zinc_models::synth::SynthSpec,
+    Arc<GgufModel>,
+) {
+    let dir = std::env::temp_dir().join(format!("zinc-{what}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut spec = small_qwen3(n_embd, 256);
+    spec.arch = "qwen3moe".into();
+    spec.n_expert = 12;
+    spec.n_expert_used = 4;
+    let path = dir.join(format!("qwen3moe-{n_embd}.gguf"));
+    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
+    let file = Arc::new(GgufModel::open(&path).expect("open"));
+    (dir, spec, file)
 }
 
 fn argmax(v: &[f32]) -> usize {
@@ -338,15 +371,7 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
 /// batches of loads) and 8 with a 512-wide norm (within one subgroup, sixteen chains).
 #[test]
 fn an_moe_router_beside_its_norm_gives_the_same_bits() {
-    let dir = std::env::temp_dir().join(format!("zinc-router-norm-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut spec = small_qwen3(2048, 256);
-    spec.arch = "qwen3moe".into();
-    spec.n_expert = 12;
-    spec.n_expert_used = 4;
-    let path = dir.join("qwen3moe-2048.gguf");
-    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
-    let file = Arc::new(GgufModel::open(&path).expect("open"));
+    let (dir, spec, file) = small_qwen3_moe("router-norm", 2048);
     let cpu = engine(CpuBackend::new(), &file);
     let prompt = [17u32, 300, 5, 911];
     let cont: Vec<u32> = (0..8).map(|i| (i * 97 + 13) % 1024).collect();
@@ -354,15 +379,15 @@ fn an_moe_router_beside_its_norm_gives_the_same_bits() {
     let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
     for (tpr, norm_wg) in [(64, None), (16, None), (8, Some(512))] {
         let gpu = |beside: bool| {
-            let b = VulkanBackend::new(&VulkanOptions {
-                validation: true,
-                threads_per_row: Some(tpr),
-                router_norm: Some(beside),
-                decode_norm_wg: norm_wg,
-                ..Default::default()
-            })
-            .expect("a Vulkan device (CI installs lavapipe)");
-            engine(b, &file)
+            validated(
+                VulkanOptions {
+                    threads_per_row: Some(tpr),
+                    router_norm: Some(beside),
+                    decode_norm_wg: norm_wg,
+                    ..Default::default()
+                },
+                &file,
+            )
         };
         let (on, off) = (gpu(true), gpu(false));
         let stages = |e: &Engine<VulkanBackend>| e.backend.dependent_stages().expect("counted");
@@ -405,28 +430,20 @@ fn an_moe_router_beside_its_norm_gives_the_same_bits() {
 /// the same logits at every step, the prompt's too.
 #[test]
 fn moe_routing_ranks_the_same_either_way() {
-    let dir = std::env::temp_dir().join(format!("zinc-route-rank-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut spec = small_qwen3(256, 256);
-    spec.arch = "qwen3moe".into();
-    spec.n_expert = 12;
-    spec.n_expert_used = 4;
-    let path = dir.join("qwen3moe-256.gguf");
-    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
-    let file = Arc::new(GgufModel::open(&path).expect("open"));
+    let (dir, _, file) = small_qwen3_moe("route-rank", 256);
     let prompt = [17u32, 300, 5, 911, 40];
     let cont: Vec<u32> = (0..6).map(|i| (i * 97 + 13) % 1024).collect();
     for routes in [true, false] {
         let gpu = |general: bool| {
-            let b = VulkanBackend::new(&VulkanOptions {
-                validation: true,
-                threads_per_row: Some(64),
-                router_routes: Some(routes),
-                route_general: general,
-                ..Default::default()
-            })
-            .expect("a Vulkan device (CI installs lavapipe)");
-            engine(b, &file)
+            validated(
+                VulkanOptions {
+                    threads_per_row: Some(64),
+                    router_routes: Some(routes),
+                    route_general: general,
+                    ..Default::default()
+                },
+                &file,
+            )
         };
         let (small, general) = (gpu(false), gpu(true));
         let (ls, lg) = (
