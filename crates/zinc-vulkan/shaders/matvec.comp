@@ -82,6 +82,7 @@ layout(push_constant, std430) uniform PC {
 } pc;
 
 const uint RT_ON = ROUTE & 1u;
+const uint RT_WG = WG;
 #define RT_LOGIT(i) CFloats(pc.y).v[i]
 #include "route.glsl"
 
@@ -100,8 +101,8 @@ shared float rs_hi[64];
 shared float rs_lo[64];
 // SN: the subgroups' sums of each row of the workgroup, (WG / subgroup size) · SN_H of them
 // (subgroups of 4 or more).
-shared float sn_hi[1u + SN * (16u * SN_H - 1u)];
-shared float sn_lo[1u + SN * (16u * SN_H - 1u)];
+shared float sn_hi[1u + SN * ((WG / 4u) * SN_H - 1u)];
+shared float sn_lo[1u + SN * ((WG / 4u) * SN_H - 1u)];
 
 // SN: Σ over this lane's vectors c = lane + TPR·u (in order) of dot(w[c], (x[c]·r)·g[c]) — the
 // V4 path's sum over the norm's output — with r token t0's RMSNorm scale as norm_quant.comp

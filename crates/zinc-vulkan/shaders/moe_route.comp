@@ -32,6 +32,7 @@ layout(constant_id = 0) const uint SG = 0;
 layout(constant_id = 1) const uint RANK = 1; // 0: the rounds whatever the sizes (checks)
 layout(constant_id = 2) const uint RT_GENERAL = 0; // route.glsl's (tests)
 const uint RT_ON = RANK;
+const uint RT_WG = WG;
 
 layout(push_constant, std430) uniform PC {
     Floats logits;

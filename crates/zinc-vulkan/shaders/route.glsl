@@ -6,7 +6,7 @@
 // divided by max(Σ, 6.1035156e-5) in pick order where renorm != 0.
 //
 // The includer declares RT_ON (1 where it routes; the shared arrays shrink to one element
-// otherwise), RT_GENERAL (1: the general ranking whatever the count, to hold the small one to
+// otherwise), RT_WG (its workgroup's invocations), RT_GENERAL (1: the general ranking whatever the count, to hold the small one to
 // it bit for bit) and RT_LOGIT(i), logit i of the router's output (after its push constants), enables
 // GL_KHR_shader_subgroup_basic and _shuffle, has at least 64 invocations and subgroups that
 // divide 64, and calls route_token from every invocation (it has barriers).
@@ -61,12 +61,76 @@ void rt_renorm(uint k, uint renorm) {
     barrier();
 }
 
+// route_small in a workgroup of 128 invocations or more: an expert an invocation, so the
+// ranking's comparisons are spread over twice the lanes (and all of an SM's schedulers). The
+// max and the sum stay invocations 0..63's, each over its two experts, tid and tid + 64 (the
+// latter's logit through shared memory), so every value is the same bits as route_small's.
+void route_small_wide(uint base, uint n, uint k, uint renorm) {
+    uint tid = gl_LocalInvocationIndex;
+    const float NEG = uintBitsToFloat(0xFF800000u); // −inf
+    bool v = tid < n; // n ≤ RT_SMALL ≤ the invocations
+    float l = v ? RT_LOGIT(base + tid) : NEG;
+    if (tid < RT_SMALL) {
+        rt_key[tid >> 2][tid & 3u] = l;
+    }
+    barrier();
+    bool v0 = tid < 64u && tid < n;
+    bool v1 = tid < 64u && tid + 64u < n;
+    float l1 = v1 ? rt_key[(tid + 64u) >> 2][tid & 3u] : NEG;
+    float mx = NEG;
+    if (v0) {
+        mx = max(mx, l);
+    }
+    if (v1) {
+        mx = max(mx, l1);
+    }
+    mx = rt_reduce(mx, 0u); // its barriers also end the reads of the logits above
+    float part = 0.0;
+    if (v0) {
+        part += exp(l - mx);
+    }
+    if (v1) {
+        part += exp(l1 - mx);
+    }
+    float sum = rt_reduce(part, 1u);
+    float p = exp(l - mx) / sum;
+    float q = v && !isnan(p) ? p : NEG;
+    if (tid < RT_SMALL) {
+        rt_key[tid >> 2][tid & 3u] = q;
+    }
+    barrier();
+    uint r = 0u;
+    for (uint b = 0u; b < (n + 15u) / 16u; b++) {
+        vec4 kv[4];
+        [[unroll]] for (uint u = 0u; u < 4u; u++) {
+            kv[u] = rt_key[4u * b + u];
+        }
+        [[unroll]] for (uint u = 0u; u < 4u; u++) {
+            [[unroll]] for (uint c = 0u; c < 4u; c++) {
+                uint o = 16u * b + 4u * u + c;
+                float ko = kv[u][c];
+                r += (ko > q || (ko == q && o < tid)) ? 1u : 0u;
+            }
+        }
+    }
+    if (v && r < k) {
+        rt_sel_p[r] = isnan(p) ? 0.0 : p;
+        rt_sel_e[r] = tid;
+    }
+    barrier();
+    rt_renorm(k, renorm);
+}
+
 // route_token for n ≤ RT_SMALL: the same arithmetic in the same order, each invocation's two
 // experts (tid, tid + 64) in registers, and the ranking reading the keys as vectors, four (16
 // keys) in flight, both of its experts compared against each: 32 vector loads where the
 // general ranking reads 256 scalars, eight at a time, once for each of its experts (H200,
 // Qwen3-30B-A3B: ~3.5 µs of a layer before, the router 16.5 → 12.9 µs a call).
 void route_small(uint base, uint n, uint k, uint renorm) {
+    if (RT_WG >= 2u * 64u) {
+        route_small_wide(base, n, k, renorm);
+        return;
+    }
     uint tid = gl_LocalInvocationIndex;
     uint e0 = tid;
     uint e1 = tid + 64u;

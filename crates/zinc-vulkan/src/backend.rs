@@ -1578,7 +1578,13 @@ impl VulkanBackend {
     ) {
         let (rows, cols) = (w.rows(), w.cols());
         let tpr = self.tune.threads_per_row;
-        let mut g = fold(rows.div_ceil((64 / tpr) as usize));
+        // A router that routes in workgroups of its own size (`VulkanOptions::router_wg`).
+        let wg = if route.is_some() {
+            self.tune.router_wg
+        } else {
+            64
+        };
+        let mut g = fold(rows.div_ceil((wg / tpr) as usize));
         g[1] = x.rows as u32;
         // F32 rows as 16-byte vectors where they and the activations' rows are aligned.
         let v4 = w.ty == GgmlType::F32
@@ -1615,7 +1621,7 @@ impl VulkanBackend {
                     .u32(renorm as u32);
                 let Some(n) = norm_in else {
                     let stop = self.tune.router_stop << 13 | (self.tune.route_general as u32) << 16;
-                    let spec = [64, tpr, 1, v4 as u32, 1 | stop, self.tune.shuffle as u32];
+                    let spec = [wg, tpr, 1, v4 as u32, 1 | stop, self.tune.shuffle as u32];
                     self.run_labeled(name, "router_routed", spec, g, push, None, false);
                     return;
                 };
@@ -1625,7 +1631,7 @@ impl VulkanBackend {
                     | n.wg.trailing_zeros() << 8
                     | self.tune.router_stop << 13
                     | (self.tune.route_general as u32) << 16;
-                let spec = [64, tpr, 1, 1, route_bits, 1];
+                let spec = [wg, tpr, 1, 1, route_bits, 1];
                 if self.ablate(name, "router_routed", spec, g, &push) {
                     return;
                 }

@@ -81,12 +81,13 @@ fn small_qwen3(n_embd: usize, n_ff: usize) -> zinc_models::synth::SynthSpec {
     spec
 }
 
-/// `small_qwen3(n_embd, 256)` as a Qwen3-MoE of 12 experts, 4 a token, written to a fresh
-/// temporary folder named after `what`: the folder (for the caller to remove), the spec and the
-/// open file.
+/// `small_qwen3(n_embd, 256)` as a Qwen3-MoE of `experts` experts, `used` a token, written to
+/// a fresh temporary folder named after `what`: the folder (for the caller to remove), the spec
+/// and the open file.
 fn small_qwen3_moe(
     what: &str,
     n_embd: usize,
+    (experts, used): (usize, usize),
 ) -> (
     std::path::PathBuf,
     zinc_models::synth::SynthSpec,
@@ -96,9 +97,9 @@ fn small_qwen3_moe(
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut spec = small_qwen3(n_embd, 256);
     spec.arch = "qwen3moe".into();
-    spec.n_expert = 12;
-    spec.n_expert_used = 4;
-    let path = dir.join(format!("qwen3moe-{n_embd}.gguf"));
+    spec.n_expert = experts;
+    spec.n_expert_used = used;
+    let path = dir.join(format!("qwen3moe-{n_embd}-{experts}.gguf"));
     zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
     let file = Arc::new(GgufModel::open(&path).expect("open"));
     (dir, spec, file)
@@ -371,19 +372,28 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
 /// batches of loads) and 8 with a 512-wide norm (within one subgroup, sixteen chains).
 #[test]
 fn an_moe_router_beside_its_norm_gives_the_same_bits() {
-    let (dir, spec, file) = small_qwen3_moe("router-norm", 2048);
+    let (dir, spec, file) = small_qwen3_moe("router-norm", 2048, (12, 4));
     let cpu = engine(CpuBackend::new(), &file);
     let prompt = [17u32, 300, 5, 911];
     let cont: Vec<u32> = (0..8).map(|i| (i * 97 + 13) % 1024).collect();
     let lc = forced(&cpu, &prompt, &cont);
     let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
-    for (tpr, norm_wg) in [(64, None), (16, None), (8, Some(512))] {
+    // The router's workgroups of 64 invocations and, at 64 and 16 threads a row, of 128.
+    let configs = [
+        (64, None, 64),
+        (16, None, 64),
+        (8, Some(512), 64),
+        (64, None, 128),
+        (16, None, 128),
+    ];
+    for (tpr, norm_wg, router_wg) in configs {
         let gpu = |beside: bool| {
             validated(
                 VulkanOptions {
                     threads_per_row: Some(tpr),
                     router_norm: Some(beside),
                     decode_norm_wg: norm_wg,
+                    router_wg: Some(router_wg),
                     ..Default::default()
                 },
                 &file,
@@ -399,14 +409,16 @@ fn an_moe_router_beside_its_norm_gives_the_same_bits() {
         assert_eq!(
             d_off - d_on,
             steps * spec.n_layer as u64,
-            "{tpr} threads a row, norm workgroup {norm_wg:?}: {d_on} dependent stages with the \
-             router beside its norm, {d_off} without, over {steps} steps"
+            "{tpr} threads a row, norm workgroup {norm_wg:?}, router workgroup {router_wg}: \
+             {d_on} dependent stages with the router beside its norm, {d_off} without, over \
+             {steps} steps"
         );
         for (i, ((a, b), c)) in l_on.iter().zip(&l_off).zip(&lc).enumerate() {
             let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
             assert!(
                 same,
-                "{tpr} threads a row, norm workgroup {norm_wg:?}: step {i} differs"
+                "{tpr} threads a row, norm workgroup {norm_wg:?}, router workgroup {router_wg}: \
+                 step {i} differs"
             );
             let d: Vec<f32> = a.iter().zip(c).map(|(x, y)| x - y).collect();
             let (dist, scale) = (ms(&d).sqrt(), ms(c).sqrt());
@@ -425,35 +437,36 @@ fn an_moe_router_beside_its_norm_gives_the_same_bits() {
 }
 
 /// MoE routing's small ranking (route.glsl's `route_small`, up to 128 experts) gives the
-/// general ranking's picks and weights bit for bit: a synthetic Qwen3-MoE (12 experts, 4 a
+/// general ranking's picks and weights bit for bit: a synthetic Qwen3-MoE (96 experts, 8 a
 /// token) decoded both ways, with the router's mat-vec routing and with `moe_route.comp`, has
-/// the same logits at every step, the prompt's too.
+/// the same logits at every step, the prompt's too; and so does the router that routes in
+/// workgroups of 128 (an expert an invocation) against 64.
 #[test]
 fn moe_routing_ranks_the_same_either_way() {
-    let (dir, _, file) = small_qwen3_moe("route-rank", 256);
+    // More experts than 64 (an invocation's second expert in the small ranking counts).
+    let (dir, _, file) = small_qwen3_moe("route-rank", 256, (96, 8));
     let prompt = [17u32, 300, 5, 911, 40];
     let cont: Vec<u32> = (0..6).map(|i| (i * 97 + 13) % 1024).collect();
-    for routes in [true, false] {
-        let gpu = |general: bool| {
-            validated(
-                VulkanOptions {
-                    threads_per_row: Some(64),
-                    router_routes: Some(routes),
-                    route_general: general,
-                    ..Default::default()
-                },
-                &file,
-            )
-        };
-        let (small, general) = (gpu(false), gpu(true));
-        let (ls, lg) = (
-            forced(&small, &prompt, &cont),
-            forced(&general, &prompt, &cont),
-        );
-        for (i, (a, b)) in ls.iter().zip(&lg).enumerate() {
+    let gpu = |routes: bool, general: bool, router_wg: u32| {
+        validated(
+            VulkanOptions {
+                threads_per_row: Some(64),
+                router_routes: Some(routes),
+                route_general: general,
+                router_wg: Some(router_wg),
+                ..Default::default()
+            },
+            &file,
+        )
+    };
+    for (routes, router_wg) in [(true, 64), (false, 64), (true, 128)] {
+        let small = forced(&gpu(routes, false, router_wg), &prompt, &cont);
+        let general = forced(&gpu(routes, true, 64), &prompt, &cont);
+        for (i, (a, b)) in small.iter().zip(&general).enumerate() {
             assert!(
                 a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                "router routes {routes}: step {i} differs between the rankings"
+                "router routes {routes}, workgroup {router_wg}: step {i} differs between the \
+                 rankings"
             );
         }
     }

@@ -120,6 +120,9 @@ pub struct ModelArgs {
     /// ranked, then experts 0..k−1 written.
     #[arg(long, hide = true, default_value_t = 0)]
     pub vk_router_stop: u32,
+    /// Vulkan MoE decode: the routing router's workgroup, 64 or 128 (kernel tuning).
+    #[arg(long, hide = true)]
+    pub vk_router_wg: Option<u32>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -296,6 +299,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_router_routes: None,
         vk_router_norm: None,
         vk_router_stop: 0,
+        vk_router_wg: None,
         vk_route_rank: None,
         vk_chunks: None,
         vk_spin_wait: None,
@@ -382,6 +386,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         router_routes: args.vk_router_routes,
         router_norm: args.vk_router_norm,
         router_stop: args.vk_router_stop,
+        router_wg: args.vk_router_wg,
         route_general: false,
         route_rank: args.vk_route_rank,
         submit_chunks: args.vk_chunks,

@@ -331,7 +331,7 @@ impl VulkanBackend {
             && x.rows <= ROUTE_COUNTERS.min(4)
             && x.cols == cols
             && tpr > 1
-            && 64 % tpr == 0
+            && self.tune.router_wg.is_multiple_of(tpr)
             && rows <= MOE_SORT_EXPERTS
             && (1..=64).contains(&k);
         if !fits {

@@ -162,6 +162,10 @@ pub struct VulkanOptions {
     /// as ranked ones are (4 bits of each pick's logit); 4, ranked, then 1's experts written.
     /// Where the router does not route, nothing.
     pub router_stop: u32,
+    /// MoE decode steps: the invocations of a workgroup of the router that routes, 64 or 128,
+    /// kernel tuning (at 128 each of up to 128 experts is ranked by an invocation of its own,
+    /// two rows of 64 lanes a workgroup; the same picks and weights). `None`: 64.
+    pub router_wg: Option<u32>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
@@ -264,6 +268,8 @@ pub(super) struct Tuning {
     pub(super) router_norm: bool,
     /// See [`VulkanOptions::router_stop`].
     pub(super) router_stop: u32,
+    /// See [`VulkanOptions::router_wg`].
+    pub(super) router_wg: u32,
     /// See [`VulkanOptions::route_general`].
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -562,6 +568,12 @@ impl Tuning {
             |(a, b)| (1..=4096).contains(&a) && (1..=4096).contains(&b),
             |(a, b)| format!("submit pieces {a}x{b} (1–4,096 commands each)"),
         )?;
+        let router_wg = checked(
+            opts.router_wg,
+            64,
+            |w| (w == 64 || w == 128) && w <= info.max_workgroup,
+            |w| format!("router workgroup {w} (64 or 128, within the device's)"),
+        )?;
         if opts.router_stop > 4 {
             return Err(VulkanError::BadOption(format!(
                 "router stop {} (0–4: whole, no ranking, no counter, scattered picks, ranked \
@@ -597,6 +609,7 @@ impl Tuning {
             router_routes: opts.router_routes.unwrap_or(true),
             router_norm: opts.router_norm.unwrap_or(true),
             router_stop: opts.router_stop,
+            router_wg,
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
@@ -889,6 +902,13 @@ mod tests {
                     ..Default::default()
                 },
                 "router stop 5",
+            ),
+            (
+                VulkanOptions {
+                    router_wg: Some(96),
+                    ..Default::default()
+                },
+                "router workgroup 96",
             ),
         ];
         for (opts, names) in bad {

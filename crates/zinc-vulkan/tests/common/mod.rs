@@ -51,8 +51,10 @@ pub fn conforms(
         // The float run sends its commands to the device a few at a time, in pieces of one,
         // two, then three commands (barriers between command buffers order them as within one).
         submit_chunks: (tpr == 64).then_some((1, 3)),
-        // MoE routing: the one-pass ranking, except in the float run (a round per pick).
+        // MoE routing: the one-pass ranking, except in the float run (a round per pick); the
+        // GPU-style run's router that routes in workgroups of 128 (an expert an invocation).
         route_rank: Some(tpr != 64),
+        router_wg: (tpr == 16).then_some(128),
         attn_merge: Some(tpr == 16),
         // Query heads a workgroup over split keys: 2 in the merging run, 1 in the last; the
         // last also takes up to 1,024 keys in one slice written directly.
