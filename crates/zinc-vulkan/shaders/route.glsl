@@ -6,10 +6,12 @@
 // divided by max(Σ, 6.1035156e-5) in pick order where renorm != 0.
 //
 // The includer declares RT_ON (1 where it routes; the shared arrays shrink to one element
-// otherwise), RT_WG (its workgroup's invocations), RT_GENERAL (1: the general ranking whatever the count, to hold the small one to
-// it bit for bit) and RT_LOGIT(i), logit i of the router's output (after its push constants), enables
-// GL_KHR_shader_subgroup_basic and _shuffle, has at least 64 invocations and subgroups that
-// divide 64, and calls route_token from every invocation (it has barriers).
+// otherwise), RT_WG (its workgroup's invocations), RT_GENERAL (1: the general ranking whatever
+// the count, to hold the small one to it bit for bit) and RT_LOGIT(i), logit i of the router's
+// output (after its push constants), enables GL_KHR_shader_subgroup_basic and _shuffle, has at
+// least 64 invocations and subgroups that divide 64, and calls route_token from every
+// invocation (it has barriers). The reductions take invocations 0..63 as whole subgroups
+// 0..64 / size − 1 (as drivers lay them out; in a 128-invocation workgroup too).
 // Up to RT_MAXE experts and RT_MAXK picks (the host checks).
 
 const uint RT_MAXE = 1024u;

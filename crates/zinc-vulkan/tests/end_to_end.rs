@@ -369,7 +369,8 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
 /// prompt's too), and both within 5% of the CPU. At 64 threads a row (GPUs' default: each lane
 /// eight of the 256-wide norm's values, its one chain; on lavapipe's subgroups of 8 a row's eight
 /// subgroups meet through shared memory), 16 (four chains a lane, of eight values each, over four
-/// batches of loads) and 8 with a 512-wide norm (within one subgroup, sixteen chains).
+/// batches of loads) and 8 with a 512-wide norm (within one subgroup, sixteen chains); at 64 and
+/// 16 also in router workgroups of 128 invocations (two and eight rows a workgroup).
 #[test]
 fn an_moe_router_beside_its_norm_gives_the_same_bits() {
     let (dir, spec, file) = small_qwen3_moe("router-norm", 2048, (12, 4));
@@ -438,42 +439,52 @@ fn an_moe_router_beside_its_norm_gives_the_same_bits() {
 
 /// MoE routing's small ranking (route.glsl's `route_small`, up to 128 experts) gives the
 /// general ranking's picks and weights bit for bit: a synthetic Qwen3-MoE (96 experts, 8 a
-/// token) decoded both ways, with the router's mat-vec routing and with `moe_route.comp`, has
-/// the same logits at every step, the prompt's too; and so does the router that routes in
-/// workgroups of 128 (an expert an invocation) against 64.
+/// token; and 12, 4 a token) decoded both ways, with the router's mat-vec routing (its profile
+/// shows it ran) and with `moe_route.comp`, has the same logits at every step, the prompt's
+/// too; and so does the router that routes in workgroups of 128 (an expert an invocation).
 #[test]
 fn moe_routing_ranks_the_same_either_way() {
-    // More experts than 64 (an invocation's second expert in the small ranking counts).
-    let (dir, _, file) = small_qwen3_moe("route-rank", 256, (96, 8));
     let prompt = [17u32, 300, 5, 911, 40];
     let cont: Vec<u32> = (0..6).map(|i| (i * 97 + 13) % 1024).collect();
-    let gpu = |routes: bool, general: bool, router_wg: u32| {
-        validated(
-            VulkanOptions {
-                threads_per_row: Some(64),
-                router_routes: Some(routes),
-                route_general: general,
-                router_wg: Some(router_wg),
-                ..Default::default()
-            },
-            &file,
-        )
-    };
-    for (routes, router_wg) in [(true, 64), (false, 64), (true, 128)] {
-        let small = forced(&gpu(routes, false, router_wg), &prompt, &cont);
-        let general = forced(&gpu(routes, true, 64), &prompt, &cont);
-        for (i, (a, b)) in small.iter().zip(&general).enumerate() {
-            assert!(
-                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                "router routes {routes}, workgroup {router_wg}: step {i} differs between the \
-                 rankings"
-            );
+    // More experts than 64 (an invocation's second expert in the small ranking counts), and
+    // fewer (none has a second).
+    for (experts, used) in [(96, 8), (12, 4)] {
+        let (dir, _, file) = small_qwen3_moe("route-rank", 256, (experts, used));
+        let gpu = |routes: bool, general: bool, router_wg: u32, profile: bool| {
+            validated(
+                VulkanOptions {
+                    threads_per_row: Some(64),
+                    router_routes: Some(routes),
+                    route_general: general,
+                    router_wg: Some(router_wg),
+                    profile,
+                    ..Default::default()
+                },
+                &file,
+            )
+        };
+        for (routes, router_wg) in [(true, 64), (false, 64), (true, 128)] {
+            let e = gpu(routes, false, router_wg, routes);
+            let small = forced(&e, &prompt, &cont);
+            if routes {
+                // The decode steps' router routed (else both would be moe_route's alike).
+                let ran = kernels_run(&e);
+                assert!(ran.iter().any(|n| n == "router_routed"), "{ran:?}");
+            }
+            let general = forced(&gpu(routes, true, 64, false), &prompt, &cont);
+            for (i, (a, b)) in small.iter().zip(&general).enumerate() {
+                assert!(
+                    a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{experts} experts, router routes {routes}, workgroup {router_wg}: step {i} \
+                     differs between the rankings"
+                );
+            }
         }
+        let _ = std::fs::remove_dir_all(&dir);
     }
     assert_eq!(
         zinc_vulkan::validation_errors(),
         0,
         "the validation layer reported errors (printed above)"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

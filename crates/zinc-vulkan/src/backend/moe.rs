@@ -358,13 +358,18 @@ impl VulkanBackend {
 
     /// Where the router's input `x` is the decode norm recorded last (nothing since) and
     /// matvec.comp's SN applies (its V4 path, shuffles, a norm workgroup of 4·TPR invocations or
-    /// more, subgroups of 4 lanes or more, TPR at most their square), that norm: the router then
+    /// more, subgroups of 4 lanes or more, TPR at most their square, its shared memory within the
+    /// device's), that norm: the router then
     /// normalizes the norm's input itself, beside the norm, not in a stage after it
     /// (`VulkanOptions::router_norm`). `scaled`: x is a deferred norm's (none then).
     fn router_norm_in(&self, router: &VkWeight, x: &VkTensor, scaled: bool) -> Option<NormOrigin> {
         let n = (*self.last_norm.lock().unwrap_or_else(|e| e.into_inner()))?;
         let tpr = self.tune.threads_per_row;
         let sgs = self.ctx.info.subgroup_size;
+        // matvec.comp's shared memory with SN: its SN sums, (WG / 4) · SN_H pairs of floats,
+        // beside the rest (route.glsl's arrays, the row tree, the scale's parts; under 7 KB).
+        let sn_h = n.wg.div_ceil(4 * tpr.max(1)) as usize;
+        let shared = 8 * (self.tune.router_wg as usize / 4) * sn_h + 7 * 1024;
         // A timing ablation that leaves the norm out or records the router twice keeps the
         // router a stage of its own (the doubled copy shares its counters).
         let fits = self.tune.router_norm
@@ -380,6 +385,7 @@ impl VulkanBackend {
             && n.wg >= 4 * tpr
             && sgs >= 4
             && tpr <= sgs * sgs
+            && shared <= self.ctx.info.max_shared_memory as usize
             && [n.src, n.w, router.buf.address]
                 .iter()
                 .all(|a| a.is_multiple_of(16))

@@ -164,7 +164,8 @@ pub struct VulkanOptions {
     pub router_stop: u32,
     /// MoE decode steps: the invocations of a workgroup of the router that routes, 64 or 128,
     /// kernel tuning (at 128 each of up to 128 experts is ranked by an invocation of its own,
-    /// two rows of 64 lanes a workgroup; the same picks and weights). `None`: 64.
+    /// and a workgroup takes 128 / `threads_per_row` rows; the same picks and weights; past
+    /// 128 experts the general ranking keeps 64 of them busy). `None`: 64.
     pub router_wg: Option<u32>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
