@@ -113,6 +113,11 @@ pub struct SyncCosts {
     /// Per workgroup count, µs a barrier inside one dispatch whose workgroups wait for each
     /// other; `None` where they did not all meet.
     pub grid_us: Vec<(u32, Option<f64>)>,
+    /// The host's µs to record one command into a command buffer, by what it records (the
+    /// driver's side of a decode step's recording, which the host's gap between tokens is
+    /// mostly made of): a dispatch alone; with 80 bytes of push constants; after a barrier
+    /// too; and switching between two pipelines too.
+    pub record_us: Vec<(&'static str, f64)>,
 }
 
 /// `VulkanBackend::matvec_costs`: one weight's decode mat-vec as a dependent stage.
@@ -842,9 +847,55 @@ impl VulkanBackend {
                 let us = (ok_many && ok_one).then(|| (many - one) / 1e3 / (rounds - 1) as f64);
                 grid_us.push((g, us));
             }
+            // The host's time to record commands (in the open command buffer, timed around the
+            // loop only), per command.
+            let other = self.ctx.pipeline("nop", [2, 0, 0, 0, 0, 0])?;
+            let mut push = Push::new();
+            for i in 0..10u64 {
+                push = push.addr(i * 256);
+            }
+            let kinds: [(&'static str, bool, bool, bool); 4] = [
+                ("a dispatch", false, false, false),
+                (
+                    "a dispatch with 80 bytes of push constants",
+                    true,
+                    false,
+                    false,
+                ),
+                (
+                    "a barrier, push constants and a dispatch",
+                    true,
+                    true,
+                    false,
+                ),
+                (
+                    "a pipeline switch, a barrier, push constants and a dispatch",
+                    true,
+                    true,
+                    true,
+                ),
+            ];
+            let mut record_us = Vec::new();
+            for (what, pushes, barriers, switches) in kinds {
+                let host = std::cell::Cell::new(0.0f64);
+                time(&|| {
+                    let mut rec = self.rec();
+                    let t = std::time::Instant::now();
+                    for i in 0..rounds {
+                        if barriers {
+                            rec.barrier(compute, compute);
+                        }
+                        let pipe = if switches && i % 2 == 1 { other } else { nop };
+                        rec.dispatch_raw(pipe, [1, 1, 1], pushes.then_some(&push));
+                    }
+                    host.set(t.elapsed().as_nanos() as f64);
+                })?;
+                record_us.push((what, host.get() / 1e3 / rounds as f64));
+            }
             Ok(SyncCosts {
                 barrier_us,
                 grid_us,
+                record_us,
             })
         })();
         timer.finish(self)?;

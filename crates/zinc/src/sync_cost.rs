@@ -1,7 +1,8 @@
 //! `zinc sync-cost` (hidden, timing only): what one dependent stage costs on the GPU, as a
 //! pipeline barrier between empty dispatches and as a barrier inside one dispatch whose
 //! workgroups wait for each other — whether a decode step could run as fewer dispatches that
-//! synchronize inside (`VulkanBackend::sync_costs`).
+//! synchronize inside — and what recording a command costs the host, by its parts
+//! (`VulkanBackend::sync_costs`).
 
 use anyhow::{bail, Result};
 
@@ -59,6 +60,10 @@ pub fn sync_cost(args: &SyncCostArgs) -> Result<()> {
             Some(us) => println!("| {g} workgroups meeting inside one dispatch | {us:.3} |"),
             None => println!("| {g} workgroups meeting inside one dispatch | did not all meet |"),
         }
+    }
+    println!("\n| the host recording | µs a command |\n| --- | ---: |");
+    for (what, us) in &c.record_us {
+        println!("| {what} | {us:.3} |");
     }
     Ok(())
 }

@@ -273,6 +273,23 @@ fn sync_cost_measures_both_kinds_of_stage() {
         text.contains("| 1 workgroups meeting inside one dispatch |") && !text.contains("did not"),
         "{text}"
     );
+    // The host's recording, by its parts: four rows, each a positive figure.
+    let host: Vec<f64> = text
+        .split("| the host recording | µs a command |")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no recording table in {text}"))
+        .lines()
+        .filter(|l| l.starts_with("| a "))
+        .map(|l| {
+            l.trim_end_matches(" |")
+                .rsplit("| ")
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(host.len() == 4 && host.iter().all(|&us| us > 0.0), "{text}");
     for bad in [
         &["--rounds", "1"][..],
         &["--groups", "0"][..],
