@@ -288,11 +288,9 @@ impl<'e, B: Backend> Session<'e, B> {
         tokens: &[u32],
         f: impl FnOnce(&[f32]) -> R,
     ) -> Result<R, EngineError> {
-        if tokens.is_empty() {
-            return Err(EngineError::EmptyPrompt);
-        }
+        // Not cancellable: no logits only for an empty input.
         let Some(t) = self.eval_last_on_device(tokens, &|| false)? else {
-            return Err(EngineError::EmptyPrompt); // not cancellable: only an empty input
+            return Err(EngineError::EmptyPrompt);
         };
         let mut f = Some(f);
         let mut out = None;

@@ -63,6 +63,60 @@ void rt_renorm(uint k, uint renorm) {
     barrier();
 }
 
+// The softmax's max and sum as invocations 0..63 reduce them, each over its experts tid (logit
+// l0, valid v0) and tid + 64 (l1, v1), in that order: (max, sum) to every invocation.
+vec2 rt_max_sum(float l0, float l1, bool v0, bool v1) {
+    float mx = uintBitsToFloat(0xFF800000u); // −inf
+    if (v0) {
+        mx = max(mx, l0);
+    }
+    if (v1) {
+        mx = max(mx, l1);
+    }
+    mx = rt_reduce(mx, 0u);
+    float part = 0.0;
+    if (v0) {
+        part += exp(l0 - mx);
+    }
+    if (v1) {
+        part += exp(l1 - mx);
+    }
+    return vec2(mx, rt_reduce(part, 1u));
+}
+
+// Counts of the keys in rt_key above key q0 of expert e0 (into r0) and, where `two`, above q1
+// of e1 (into r1); ties: the lower id first. A key past n is −inf at an id above every
+// expert's, so it counts for none. The keys are read as vectors, four (16 keys) in flight,
+// each compared against both experts' (`two` is a constant at every call: the second count
+// folds away where it is false).
+void rt_count(inout uint r0, inout uint r1, float q0, float q1, uint e0, uint e1, uint n,
+              bool two) {
+    for (uint b = 0u; b < (n + 15u) / 16u; b++) {
+        vec4 kv[4];
+        [[unroll]] for (uint u = 0u; u < 4u; u++) {
+            kv[u] = rt_key[4u * b + u];
+        }
+        [[unroll]] for (uint u = 0u; u < 4u; u++) {
+            [[unroll]] for (uint c = 0u; c < 4u; c++) {
+                uint o = 16u * b + 4u * u + c;
+                float ko = kv[u][c];
+                r0 += (ko > q0 || (ko == q0 && o < e0)) ? 1u : 0u;
+                if (two) {
+                    r1 += (ko > q1 || (ko == q1 && o < e1)) ? 1u : 0u;
+                }
+            }
+        }
+    }
+}
+
+// Expert e (valid v, probability p) of rank r is pick r where r < k (weight 0 for a NaN).
+void rt_pick(bool v, uint r, float p, uint e, uint k) {
+    if (v && r < k) {
+        rt_sel_p[r] = isnan(p) ? 0.0 : p;
+        rt_sel_e[r] = e;
+    }
+}
+
 // route_small in a workgroup of 128 invocations or more: an expert an invocation, so the
 // ranking's comparisons are spread over twice the lanes (and all of an SM's schedulers). The
 // max and the sum stay invocations 0..63's, each over its two experts, tid and tid + 64 (the
@@ -79,46 +133,17 @@ void route_small_wide(uint base, uint n, uint k, uint renorm) {
     bool v0 = tid < 64u && tid < n;
     bool v1 = tid < 64u && tid + 64u < n;
     float l1 = v1 ? rt_key[(tid + 64u) >> 2][tid & 3u] : NEG;
-    float mx = NEG;
-    if (v0) {
-        mx = max(mx, l);
-    }
-    if (v1) {
-        mx = max(mx, l1);
-    }
-    mx = rt_reduce(mx, 0u); // its barriers also end the reads of the logits above
-    float part = 0.0;
-    if (v0) {
-        part += exp(l - mx);
-    }
-    if (v1) {
-        part += exp(l1 - mx);
-    }
-    float sum = rt_reduce(part, 1u);
-    float p = exp(l - mx) / sum;
+    vec2 ms = rt_max_sum(l, l1, v0, v1); // its barriers also end the reads of the logits above
+    float p = exp(l - ms.x) / ms.y;
     float q = v && !isnan(p) ? p : NEG;
     if (tid < RT_SMALL) {
         rt_key[tid >> 2][tid & 3u] = q;
     }
     barrier();
     uint r = 0u;
-    for (uint b = 0u; b < (n + 15u) / 16u; b++) {
-        vec4 kv[4];
-        [[unroll]] for (uint u = 0u; u < 4u; u++) {
-            kv[u] = rt_key[4u * b + u];
-        }
-        [[unroll]] for (uint u = 0u; u < 4u; u++) {
-            [[unroll]] for (uint c = 0u; c < 4u; c++) {
-                uint o = 16u * b + 4u * u + c;
-                float ko = kv[u][c];
-                r += (ko > q || (ko == q && o < tid)) ? 1u : 0u;
-            }
-        }
-    }
-    if (v && r < k) {
-        rt_sel_p[r] = isnan(p) ? 0.0 : p;
-        rt_sel_e[r] = tid;
-    }
+    uint unused = 0u;
+    rt_count(r, unused, q, NEG, tid, 0u, n, false);
+    rt_pick(v, r, p, tid, k);
     barrier();
     rt_renorm(k, renorm);
 }
@@ -141,24 +166,9 @@ void route_small(uint base, uint n, uint k, uint renorm) {
     const float NEG = uintBitsToFloat(0xFF800000u); // −inf
     float l0 = v0 ? RT_LOGIT(base + e0) : NEG;
     float l1 = v1 ? RT_LOGIT(base + e1) : NEG;
-    float mx = NEG;
-    if (v0) {
-        mx = max(mx, l0);
-    }
-    if (v1) {
-        mx = max(mx, l1);
-    }
-    mx = rt_reduce(mx, 0u);
-    float part = 0.0;
-    if (v0) {
-        part += exp(l0 - mx);
-    }
-    if (v1) {
-        part += exp(l1 - mx);
-    }
-    float sum = rt_reduce(part, 1u);
-    float p0 = exp(l0 - mx) / sum;
-    float p1 = exp(l1 - mx) / sum;
+    vec2 ms = rt_max_sum(l0, l1, v0, v1);
+    float p0 = exp(l0 - ms.x) / ms.y;
+    float p1 = exp(l1 - ms.x) / ms.y;
     float q0 = v0 && !isnan(p0) ? p0 : NEG;
     float q1 = v1 && !isnan(p1) ? p1 : NEG;
     if (tid < 64u) {
@@ -166,32 +176,11 @@ void route_small(uint base, uint n, uint k, uint renorm) {
         rt_key[e1 >> 2][e1 & 3u] = q1;
     }
     barrier();
-    // Counts of keys above each of its own (ties: the lower id first); a key past n is −inf at
-    // an id above every expert's, so it counts for none.
     uint r0 = 0u;
     uint r1 = 0u;
-    for (uint b = 0u; b < (n + 15u) / 16u; b++) {
-        vec4 kv[4];
-        [[unroll]] for (uint u = 0u; u < 4u; u++) {
-            kv[u] = rt_key[4u * b + u];
-        }
-        [[unroll]] for (uint u = 0u; u < 4u; u++) {
-            [[unroll]] for (uint c = 0u; c < 4u; c++) {
-                uint o = 16u * b + 4u * u + c;
-                float ko = kv[u][c];
-                r0 += (ko > q0 || (ko == q0 && o < e0)) ? 1u : 0u;
-                r1 += (ko > q1 || (ko == q1 && o < e1)) ? 1u : 0u;
-            }
-        }
-    }
-    if (v0 && r0 < k) {
-        rt_sel_p[r0] = isnan(p0) ? 0.0 : p0;
-        rt_sel_e[r0] = e0;
-    }
-    if (v1 && r1 < k) {
-        rt_sel_p[r1] = isnan(p1) ? 0.0 : p1;
-        rt_sel_e[r1] = e1;
-    }
+    rt_count(r0, r1, q0, q1, e0, e1, n, true);
+    rt_pick(v0, r0, p0, e0, k);
+    rt_pick(v1, r1, p1, e1, k);
     barrier();
     rt_renorm(k, renorm);
 }
@@ -247,10 +236,7 @@ void route_token(uint base, uint n, uint k, uint renorm) {
             float qo = isnan(po) ? uintBitsToFloat(0xFF800000u) : po;
             rank += (qo > q || (qo == q && o < e)) ? 1u : 0u;
         }
-        if (rank < k) {
-            rt_sel_p[rank] = isnan(p) ? 0.0 : p;
-            rt_sel_e[rank] = e;
-        }
+        rt_pick(true, rank, p, e, k);
     }
     barrier();
     rt_renorm(k, renorm);

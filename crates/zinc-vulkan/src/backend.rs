@@ -1670,18 +1670,17 @@ impl VulkanBackend {
                     .addr(self.route_count())
                     .u32(k as u32)
                     .u32(renorm as u32);
+                // ROUTE's timing (bits 13-15) and testing (bit 16) variants, either form.
+                let variant_bits =
+                    self.tune.router_stop << 13 | (self.tune.route_general as u32) << 16;
                 let Some(n) = norm_in else {
-                    let stop = self.tune.router_stop << 13 | (self.tune.route_general as u32) << 16;
-                    let spec = [wg, tpr, 1, v4 as u32, 1 | stop, self.tune.shuffle as u32];
+                    let bits = 1 | variant_bits;
+                    let spec = [wg, tpr, 1, v4 as u32, bits, self.tune.shuffle as u32];
                     self.run_labeled(name, "router_routed", spec, g, push, None, false);
                     return;
                 };
                 // ROUTE's bit 1, SN, and the norm's workgroup as log2 in bits 8-12.
-                let route_bits = 1
-                    | 2
-                    | n.wg.trailing_zeros() << 8
-                    | self.tune.router_stop << 13
-                    | (self.tune.route_general as u32) << 16;
+                let route_bits = 1 | 2 | n.wg.trailing_zeros() << 8 | variant_bits;
                 let spec = [wg, tpr, 1, 1, route_bits, 1];
                 if self.ablate(name, "router_routed", spec, g, &push) {
                     return;

@@ -458,30 +458,20 @@ impl Buffer {
     }
 
     /// `n` little-endian f32 values from a mapped buffer at `offset`, as a new vector: one copy
-    /// straight into it on little-endian hosts, not zeroed first (a decode step reads a
-    /// vocabulary of logits, 600 KB for 151,936, while the GPU waits for the next step).
+    /// of them in place (`f32_view`) on little-endian hosts (a decode step reads a vocabulary
+    /// of logits, 600 KB for 151,936, while the GPU waits for the next step).
     pub fn read_f32_vec(&self, offset: u64, n: usize) -> Vec<f32> {
         let bytes = 4 * n as u64;
         assert!(self.is_mapped() && offset + bytes <= self.size);
-        if !cfg!(target_endian = "little") {
-            let mut raw = vec![0u8; bytes as usize];
-            self.read_into(offset, &mut raw);
-            let le = |c: &[u8]| f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-            return raw.chunks_exact(4).map(le).collect();
+        // SAFETY: as every read of a mapped buffer here, after the fence of the work that wrote
+        // it, and nothing writes it while this copies.
+        if let Some(v) = unsafe { self.f32_view(offset, n) } {
+            return v.to_vec();
         }
-        let mut out = Vec::<f32>::with_capacity(n);
-        // SAFETY: in bounds of a live mapping, after the fence of the work that wrote it; the
-        // copy fills all n values of the capacity (every bit pattern is an f32) before the
-        // length covers them.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                self.mapped.add(offset as usize),
-                out.as_mut_ptr().cast::<u8>(),
-                bytes as usize,
-            );
-            out.set_len(n);
-        }
-        out
+        let mut raw = vec![0u8; bytes as usize];
+        self.read_into(offset, &mut raw);
+        let le = |c: &[u8]| f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        raw.chunks_exact(4).map(le).collect()
     }
 
     /// `n` f32 values of a mapped buffer at `offset` (a multiple of 4), in place: no copy.

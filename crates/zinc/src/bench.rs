@@ -143,9 +143,8 @@ struct Measured {
     timed_busy: Option<f64>,
     /// Dependent stages over the repetitions (`Backend::dependent_stages`), where it tells.
     timed_stages: Option<u64>,
-    /// The host's gaps between steps over the repetitions (`Backend::host_gaps`), seconds: in
-    /// all, copying results out, and the rest before the next step's first command.
-    timed_gaps: Option<(f64, f64, f64)>,
+    /// The host's gaps between steps over the repetitions (`Backend::host_gaps`).
+    timed_gaps: Option<zinc_backend::HostGaps>,
 }
 
 impl Test<'_> {
@@ -225,10 +224,10 @@ impl Test<'_> {
                         *m.timed_stages.get_or_insert(0) += b - a;
                     }
                     if let (Some(a), Some(b)) = (gaps0, engine.backend.host_gaps()) {
-                        let g = m.timed_gaps.get_or_insert((0.0, 0.0, 0.0));
-                        g.0 += (b.between - a.between).as_secs_f64();
-                        g.1 += (b.reading - a.reading).as_secs_f64();
-                        g.2 += (b.before_recording - a.before_recording).as_secs_f64();
+                        let g = m.timed_gaps.get_or_insert_with(Default::default);
+                        g.between += b.between - a.between;
+                        g.reading += b.reading - a.reading;
+                        g.before_recording += b.before_recording - a.before_recording;
                     }
                 }
             }
@@ -391,9 +390,10 @@ fn bench_with<B: Backend>(
             );
         }
         let gaps = m.timed_gaps.filter(|_| timed && kind == "tg");
-        let host_gap_us_per_token = gaps.map(|g| 1e6 * g.0 / steps);
-        let read_us_per_token = gaps.map(|g| 1e6 * g.1 / steps);
-        let before_recording_us_per_token = gaps.map(|g| 1e6 * g.2 / steps);
+        let per_token = |d: std::time::Duration| 1e6 * d.as_secs_f64() / steps;
+        let host_gap_us_per_token = gaps.map(|g| per_token(g.between));
+        let read_us_per_token = gaps.map(|g| per_token(g.reading));
+        let before_recording_us_per_token = gaps.map(|g| per_token(g.before_recording));
         if let Some(w) = host_wait_share {
             let span = device_span_share.map_or(String::new(), |d| {
                 let host = match (
