@@ -589,6 +589,8 @@ const NOP_SPEC: Spec = [1, 0, 0, 0, 0, 0];
 
 /// Decode steps' RMSNorm workgroup (`VulkanOptions::decode_norm_wg`).
 const DECODE_NORM_WG: u32 = 256;
+/// The MoE router that routes: invocations a workgroup by default (`VulkanOptions::router_wg`).
+const ROUTER_WG: u32 = 128;
 
 /// Shared memory of `matmul_cm.comp` with `sgn`·`sgm` subgroups and `bk` columns a step: the
 /// f16 activation (16·tm·sgn tokens) and weight (64·sgm rows) tiles of bk + 8 halves a row, a

@@ -52,9 +52,10 @@ pub fn conforms(
         // two, then three commands (barriers between command buffers order them as within one).
         submit_chunks: (tpr == 64).then_some((1, 3)),
         // MoE routing: the one-pass ranking, except in the float run (a round per pick); the
-        // GPU-style run's router that routes in workgroups of 128 (an expert an invocation).
+        // router that routes in workgroups of 128 (an expert an invocation, the default), and
+        // of 64 in the GPU-style run.
         route_rank: Some(tpr != 64),
-        router_wg: (tpr == 16).then_some(128),
+        router_wg: (tpr == 16).then_some(64),
         attn_merge: Some(tpr == 16),
         // Query heads a workgroup over split keys: 2 in the merging run, 1 in the last; the
         // last also takes up to 1,024 keys in one slice written directly.
