@@ -584,6 +584,14 @@ pub(super) const DEC_PAIR: u32 = 256;
 /// from here up (H200, `zinc matvec-cost`: 1,024 × 4,096 4.93 µs at one row, 6.26 at two).
 const DEC_NR2_ROWS: usize = 4096;
 
+/// MoE decode steps: lanes a group of rows in the experts' gate and up mat-vecs
+/// (`VulkanOptions::moe_lanes`).
+const MOE_GATE_UP_LANES: u32 = 16;
+
+/// MoE decode steps: invocations of a down-projection workgroup, a group of lanes a slot, where
+/// `VulkanOptions::moe_lanes` leaves its lanes to them.
+const MOE_DOWN_WG: u32 = 64;
+
 /// `nop.comp`'s one workgroup (timing tools' empty stages): a single invocation.
 const NOP_SPEC: Spec = [1, 0, 0, 0, 0, 0];
 
@@ -1756,11 +1764,16 @@ impl VulkanBackend {
             && self.dec_shape(w)[0] > 0
     }
 
-    /// `dec_shape` for an MoE expert tensor's decode mat-vecs (`VulkanOptions::moe_rows`).
-    pub(super) fn dec_shape_moe(&self, w: &VkWeight) -> [u32; 4] {
+    /// `dec_shape` of an MoE expert tensor: its gate or up projection's, or (`down`) its
+    /// down-projection's (`VulkanOptions::moe_rows`, `moe_lanes`).
+    pub(super) fn dec_shape_moe(&self, w: &VkWeight, down: bool) -> [u32; 4] {
         let mut s = self.dec_shape(w);
         if let Some(nr) = self.tune.moe_rows {
             s[1] = nr;
+        }
+        let lanes = self.tune.moe_lanes[down as usize];
+        if s[0] > 0 && lanes > 0 {
+            s[0] = lanes.max(8 / (s[3] & 15).max(1));
         }
         s
     }
@@ -1890,7 +1903,7 @@ impl VulkanBackend {
             return None;
         }
         let [lpr, nr, wg, pb] = match moe {
-            Some(_) => self.dec_shape_moe(gw),
+            Some(_) => self.dec_shape_moe(gw, false),
             None => self.dec_shape(gw),
         };
         let pb = if moe.is_some() { pb & !DEC_PAIR } else { pb };

@@ -488,3 +488,60 @@ fn moe_routing_ranks_the_same_either_way() {
         "the validation layer reported errors (printed above)"
     );
 }
+
+/// The MoE experts' mat-vecs at any lanes a group of rows (`VulkanOptions::moe_lanes`; the
+/// default 16 for gate and up, and for the down 64 invocations over its 8 slots: 8 lanes) add
+/// the same integer dots in another order: a synthetic Qwen3-MoE (16 experts, 8 a token, K-quant
+/// experts on `matvec_dec.comp`'s MoE forms, which its profile shows ran) decodes to within
+/// float rounding of the format's 32 lanes at every step, and within 5% of the CPU. A block, a
+/// slot or a lane's piece dropped moves the logits by far more.
+#[test]
+fn moe_expert_lanes_change_only_the_rounding() {
+    let (dir, _, file) = small_qwen3_moe("moe-lanes", 512, (16, 8));
+    let cpu = engine(CpuBackend::new(), &file);
+    let prompt = [17u32, 300, 5, 911];
+    let cont: Vec<u32> = (0..6).map(|i| (i * 97 + 13) % 1024).collect();
+    let lc = forced(&cpu, &prompt, &cont);
+    let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
+    let gpu = |lanes: Option<(u32, u32)>| {
+        validated(
+            VulkanOptions {
+                threads_per_row: Some(16),
+                decode_kquant: Some((32, 1, 128)),
+                moe_lanes: lanes,
+                profile: true,
+                ..Default::default()
+            },
+            &file,
+        )
+    };
+    let base = forced(&gpu(Some((32, 32))), &prompt, &cont);
+    for lanes in [None, Some((8, 16)), Some((64, 64)), Some((16, 8))] {
+        let e = gpu(lanes);
+        let got = forced(&e, &prompt, &cont);
+        let ran = kernels_run(&e);
+        for k in ["moe_matvec_dec", "moe_down_combined"] {
+            assert!(ran.iter().any(|n| n.starts_with(k)), "{lanes:?}: {ran:?}");
+        }
+        for (i, ((a, b), c)) in got.iter().zip(&base).zip(&lc).enumerate() {
+            let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+            let (dist, scale) = (ms(&d).sqrt(), ms(b).sqrt());
+            assert!(
+                dist < 1e-4 * scale,
+                "lanes {lanes:?}, step {i}: {dist} from 32 lanes' logits (RMS {scale})"
+            );
+            let d: Vec<f32> = a.iter().zip(c).map(|(x, y)| x - y).collect();
+            let (dist, scale) = (ms(&d).sqrt(), ms(c).sqrt());
+            assert!(
+                dist < 0.05 * scale,
+                "lanes {lanes:?}, step {i}: {dist} from the CPU (RMS {scale})"
+            );
+        }
+    }
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

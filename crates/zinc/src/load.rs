@@ -108,6 +108,10 @@ pub struct ModelArgs {
     /// Vulkan MoE decode: rows a group of lanes in the experts' mat-vecs (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_moe_rows: Option<u32>,
+    /// Vulkan MoE decode: lanes a group of rows in the experts' mat-vecs, `GATEUPxDOWN`
+    /// (kernel tuning).
+    #[arg(long, hide = true, value_parser = parse_pair)]
+    pub vk_moe_lanes: Option<(u32, u32)>,
     /// Vulkan MoE decode: the router's mat-vec also routes (kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_router_routes: Option<bool>,
@@ -296,6 +300,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_fuse_norm: a.vk_fuse_norm,
         vk_fuse_glu: a.vk_fuse_glu,
         vk_moe_rows: None,
+        vk_moe_lanes: None,
         vk_router_routes: None,
         vk_router_norm: None,
         vk_router_stop: 0,
@@ -383,6 +388,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         fuse_norm: args.vk_fuse_norm,
         fuse_glu: args.vk_fuse_glu,
         moe_rows: args.vk_moe_rows,
+        moe_lanes: args.vk_moe_lanes,
         router_routes: args.vk_router_routes,
         router_norm: args.vk_router_norm,
         router_stop: args.vk_router_stop,

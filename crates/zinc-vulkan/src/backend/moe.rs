@@ -144,7 +144,7 @@ impl VulkanBackend {
             if let Some((q, s, used, norm)) = self.quant_input(w.ty, x, dec) {
                 let seq = self.rec().ops;
                 if dec {
-                    let [lpr, nr, wg, pb] = self.dec_shape_moe(w);
+                    let [lpr, nr, wg, pb] = self.dec_shape_moe(w, x_per_slot);
                     let pb = pb & !DEC_PAIR;
                     let wg = wg.max(lpr);
                     let g = grid(nslots, nrows.div_ceil((wg / lpr * nr) as usize));
@@ -421,12 +421,17 @@ impl VulkanBackend {
         let (nrows, cols) = (w.rows(), w.cols());
         // A group of lanes a slot (up to 8 groups and 256 invocations, within the device's
         // workgroups; more slots take turns), NR rows a workgroup.
-        let [lpr, nr, _, pb] = self.dec_shape_moe(w);
+        // Lanes left to the workgroup (`VulkanOptions::moe_lanes`): MOE_DOWN_WG invocations over
+        // the groups, at least a block's lanes.
+        let [lpr, nr, _, pb] = self.dec_shape_moe(w, true);
         let pb = pb & !DEC_PAIR;
         let most = self.ctx.info.max_workgroup.min(256);
-        let groups = (k.next_power_of_two() as u32)
-            .min(8)
-            .min((most / lpr).max(1));
+        let slots = (k.next_power_of_two() as u32).min(8);
+        let lpr = match self.tune.moe_lanes[1] {
+            0 => (MOE_DOWN_WG / slots).max(8 / (pb & 15).max(1)).min(most),
+            _ => lpr,
+        };
+        let groups = slots.min((most / lpr).max(1));
         let wg = lpr * groups;
         let g = grid(ntok, nrows.div_ceil(nr as usize));
         let moe = DecMoe {

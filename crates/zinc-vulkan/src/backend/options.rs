@@ -147,6 +147,14 @@ pub struct VulkanOptions {
     /// dense weight of the expert's rows (one row; H200, Qwen3-30B-A3B tg128 at 2: 254.9 /
     /// 257.6 tok/s against 256.2 / 255.2 — within the noise).
     pub moe_rows: Option<u32>,
+    /// MoE decode steps: lanes a group of rows in the experts' mat-vecs on `matvec_dec.comp`, as
+    /// (gate and up, down with its weighted sum), each a power of two from 8 to 64, kernel
+    /// tuning. `None`: 16 for gate and up; for the down, 64 invocations a workgroup over its
+    /// groups (one a slot, up to 8): 8 lanes at 8 experts a token (H200, Qwen3-30B-A3B tg128,
+    /// alternating: 313.5 / 312.9 / 313.3 tok/s against 303.4 / 303.9 / 302.5 at the format's
+    /// 32 for both; 32x8 307.0 / 307.8 / 307.3; 32x8 at two rows a group 305.6 / 305.2 /
+    /// 304.8; one run each: 32x16 297.4, 16x32 294.6, 8x32 299.8, 16x16 302.5).
+    pub moe_lanes: Option<(u32, u32)>,
     /// MoE decode steps: the router's mat-vec also routes (matvec.comp's ROUTE: its last
     /// workgroup of each token ranks the experts as moe_route.comp does), one dispatch instead
     /// of two. `None`: on.
@@ -264,6 +272,9 @@ pub(super) struct Tuning {
     pub(super) fuse_glu: bool,
     /// See [`VulkanOptions::moe_rows`].
     pub(super) moe_rows: Option<u32>,
+    /// See [`VulkanOptions::moe_lanes`]: [gate and up, down]; a down of 0 takes 64 invocations
+    /// over its groups.
+    pub(super) moe_lanes: [u32; 2],
     /// See [`VulkanOptions::router_routes`].
     pub(super) router_routes: bool,
     /// See [`VulkanOptions::router_norm`].
@@ -510,6 +521,19 @@ impl Tuning {
             }
             r => r,
         };
+        let moe_lanes = match opts.moe_lanes {
+            Some((g, d)) => {
+                let ok = |l: u32| l.is_power_of_two() && (8..=64).contains(&l);
+                if !(ok(g) && ok(d)) {
+                    return Err(VulkanError::BadOption(format!(
+                        "MoE decode lanes {g}x{d} (gate and up x down, each a power of two \
+                         from 8 to 64)"
+                    )));
+                }
+                [g, d]
+            }
+            None => [MOE_GATE_UP_LANES, 0],
+        };
         let attn_ahead = checked(
             opts.attn_ahead,
             4,
@@ -608,6 +632,7 @@ impl Tuning {
             fuse_norm: opts.fuse_norm.unwrap_or(false),
             fuse_glu: opts.fuse_glu.unwrap_or(true),
             moe_rows,
+            moe_lanes,
             router_routes: opts.router_routes.unwrap_or(true),
             router_norm: opts.router_norm.unwrap_or(true),
             router_stop: opts.router_stop,
@@ -684,6 +709,7 @@ mod tests {
         assert_eq!(gpu.chunks, [FIRST_CHUNK, CHUNK]);
         assert!(gpu.spin_wait && gpu.pad_stages == 0);
         assert_eq!(gpu.router_wg, ROUTER_WG);
+        assert_eq!(gpu.moe_lanes, [MOE_GATE_UP_LANES, 0]);
         // The activation in the gate/up tail; MoE experts shaped as dense weights.
         assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
         let mid = Tuning::resolve(
@@ -793,6 +819,20 @@ mod tests {
                     ..Default::default()
                 },
                 "MoE decode rows 0",
+            ),
+            (
+                VulkanOptions {
+                    moe_lanes: Some((16, 4)),
+                    ..Default::default()
+                },
+                "MoE decode lanes 16x4",
+            ),
+            (
+                VulkanOptions {
+                    moe_lanes: Some((24, 8)),
+                    ..Default::default()
+                },
+                "MoE decode lanes 24x8",
             ),
             (
                 VulkanOptions {
