@@ -1771,9 +1771,10 @@ impl VulkanBackend {
         if let Some(nr) = self.tune.moe_rows {
             s[1] = nr;
         }
+        // (Lanes are at least 8, a block's at most.)
         let lanes = self.tune.moe_lanes[down as usize];
         if s[0] > 0 && lanes > 0 {
-            s[0] = lanes.max(8 / (s[3] & 15).max(1));
+            s[0] = lanes;
         }
         s
     }

@@ -259,6 +259,9 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
                 decode_kquant: Some((lanes, rows, 128)),
                 decode_pieces: pieces,
                 moe_fused_down: Some(fused_down),
+                // The experts at the lanes of the dense weights (the combining form then takes
+                // the shape given, not its own default).
+                moe_lanes: Some((lanes.max(8), lanes.max(8))),
                 // The pre-norms fused into the residual mat-vecs (off by default).
                 fuse_norm: Some(true),
                 profile: true,
@@ -490,58 +493,81 @@ fn moe_routing_ranks_the_same_either_way() {
 }
 
 /// The MoE experts' mat-vecs at any lanes a group of rows (`VulkanOptions::moe_lanes`; the
-/// default 16 for gate and up, and for the down 64 invocations over its 8 slots: 8 lanes) add
-/// the same integer dots in another order: a synthetic Qwen3-MoE (16 experts, 8 a token, K-quant
-/// experts on `matvec_dec.comp`'s MoE forms, which its profile shows ran) decodes to within
-/// float rounding of the format's 32 lanes at every step, and within 5% of the CPU. A block, a
-/// slot or a lane's piece dropped moves the logits by far more.
+/// default 16 for gate and up, and for the down 64 invocations over its slots: 8 lanes at 8
+/// experts a token, 16 at 3) add the same integer dots in another order. Synthetic Qwen3-MoEs
+/// with the 30B-A3B's expert widths in small (1,024-wide rows, experts of 768: gate and up rows
+/// of 4 Q4_K blocks, down rows of 3 Q6_K blocks), 16 experts with 8 a token and 12 with 3 (groups
+/// of lanes idle in the down's workgroup), on `matvec_dec.comp`'s MoE forms (the profile shows
+/// they ran): at the default and at 8x16, 64x64 and 16x32 the logits stay within 1% of their RMS
+/// of 32x32's at every step (float rounding, which now and then tips an 8-bit activation or an
+/// f16 key to its neighbour: up to 0.5% measured on lavapipe by the sixth step), and within 5% of
+/// the CPU's; at least one setting differs from 32x32 in its bits (the option takes effect). A
+/// slot dropped at 8 lanes moves them by a tenth of their RMS.
 #[test]
 fn moe_expert_lanes_change_only_the_rounding() {
-    let (dir, _, file) = small_qwen3_moe("moe-lanes", 512, (16, 8));
-    let cpu = engine(CpuBackend::new(), &file);
     let prompt = [17u32, 300, 5, 911];
     let cont: Vec<u32> = (0..6).map(|i| (i * 97 + 13) % 1024).collect();
-    let lc = forced(&cpu, &prompt, &cont);
     let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
-    let gpu = |lanes: Option<(u32, u32)>| {
-        validated(
-            VulkanOptions {
-                threads_per_row: Some(16),
-                decode_kquant: Some((32, 1, 128)),
-                moe_lanes: lanes,
-                profile: true,
-                ..Default::default()
-            },
-            &file,
-        )
-    };
-    let base = forced(&gpu(Some((32, 32))), &prompt, &cont);
-    for lanes in [None, Some((8, 16)), Some((64, 64)), Some((16, 8))] {
-        let e = gpu(lanes);
-        let got = forced(&e, &prompt, &cont);
-        let ran = kernels_run(&e);
-        for k in ["moe_matvec_dec", "moe_down_combined"] {
-            assert!(ran.iter().any(|n| n.starts_with(k)), "{lanes:?}: {ran:?}");
+    for (experts, used) in [(16, 8), (12, 3)] {
+        let dir = std::env::temp_dir().join(format!("zinc-moe-lanes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let mut spec = small_qwen3(1024, 768);
+        spec.arch = "qwen3moe".into();
+        spec.n_expert = experts;
+        spec.n_expert_used = used;
+        let path = dir.join(format!("qwen3moe-lanes-{experts}.gguf"));
+        zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
+        let file = Arc::new(GgufModel::open(&path).expect("open"));
+        let cpu = engine(CpuBackend::new(), &file);
+        let lc = forced(&cpu, &prompt, &cont);
+        let gpu = |lanes: Option<(u32, u32)>| {
+            validated(
+                VulkanOptions {
+                    threads_per_row: Some(16),
+                    decode_kquant: Some((32, 1, 128)),
+                    moe_lanes: lanes,
+                    profile: true,
+                    ..Default::default()
+                },
+                &file,
+            )
+        };
+        let base = forced(&gpu(Some((32, 32))), &prompt, &cont);
+        let mut moved = 0;
+        for lanes in [None, Some((8, 16)), Some((64, 64)), Some((16, 32))] {
+            let e = gpu(lanes);
+            let got = forced(&e, &prompt, &cont);
+            let ran = kernels_run(&e);
+            for k in ["moe_matvec_dec", "moe_down_combined"] {
+                assert!(ran.iter().any(|n| n.starts_with(k)), "{lanes:?}: {ran:?}");
+            }
+            for (i, ((a, b), c)) in got.iter().zip(&base).zip(&lc).enumerate() {
+                moved += a.iter().zip(b).any(|(x, y)| x.to_bits() != y.to_bits()) as usize;
+                let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+                let (dist, scale) = (ms(&d).sqrt(), ms(b).sqrt());
+                assert!(
+                    dist < 1e-2 * scale,
+                    "{experts} experts, {used} a token, lanes {lanes:?}, step {i}: {dist} from \
+                     32 lanes' logits (RMS {scale})"
+                );
+                let d: Vec<f32> = a.iter().zip(c).map(|(x, y)| x - y).collect();
+                let (dist, scale) = (ms(&d).sqrt(), ms(c).sqrt());
+                assert!(
+                    dist < 0.05 * scale,
+                    "{experts} experts, {used} a token, lanes {lanes:?}, step {i}: {dist} from \
+                     the CPU (RMS {scale})"
+                );
+            }
         }
-        for (i, ((a, b), c)) in got.iter().zip(&base).zip(&lc).enumerate() {
-            let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-            let (dist, scale) = (ms(&d).sqrt(), ms(b).sqrt());
-            assert!(
-                dist < 1e-4 * scale,
-                "lanes {lanes:?}, step {i}: {dist} from 32 lanes' logits (RMS {scale})"
-            );
-            let d: Vec<f32> = a.iter().zip(c).map(|(x, y)| x - y).collect();
-            let (dist, scale) = (ms(&d).sqrt(), ms(c).sqrt());
-            assert!(
-                dist < 0.05 * scale,
-                "lanes {lanes:?}, step {i}: {dist} from the CPU (RMS {scale})"
-            );
-        }
+        assert!(
+            moved > 0,
+            "{experts} experts, {used} a token: every lane setting gave 32x32's bits"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
     assert_eq!(
         zinc_vulkan::validation_errors(),
         0,
         "the validation layer reported errors (printed above)"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

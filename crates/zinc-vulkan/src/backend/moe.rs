@@ -427,8 +427,11 @@ impl VulkanBackend {
         let pb = pb & !DEC_PAIR;
         let most = self.ctx.info.max_workgroup.min(256);
         let slots = (k.next_power_of_two() as u32).min(8);
+        // (At most 32: wider groups than NVIDIA's subgroups meet through shared memory.)
         let lpr = match self.tune.moe_lanes[1] {
-            0 => (MOE_DOWN_WG / slots).max(8 / (pb & 15).max(1)).min(most),
+            0 => (MOE_DOWN_WG / slots)
+                .clamp(8 / (pb & 15).max(1), 32)
+                .min(most),
             _ => lpr,
         };
         let groups = slots.min((most / lpr).max(1));

@@ -144,13 +144,18 @@ pub struct VulkanOptions {
     pub fuse_glu: Option<bool>,
     /// MoE decode steps: rows a group of lanes in the experts' K-quant mat-vecs (1–8; the
     /// gate/up and the down-projection with the weighted sum), kernel tuning. `None`: as a
-    /// dense weight of the expert's rows (one row; H200, Qwen3-30B-A3B tg128 at 2: 254.9 /
-    /// 257.6 tok/s against 256.2 / 255.2 — within the noise).
+    /// dense weight of the expert's rows (one row; H200, Qwen3-30B-A3B tg128 at 2, at 32 lanes:
+    /// 254.9 / 257.6 tok/s against 256.2 / 255.2 — within the noise; at `moe_lanes` 16x8:
+    /// 308.1 / 310.6 / 309.6 against 312.2 / 310.2 / 311.5).
     pub moe_rows: Option<u32>,
     /// MoE decode steps: lanes a group of rows in the experts' mat-vecs on `matvec_dec.comp`, as
     /// (gate and up, down with its weighted sum), each a power of two from 8 to 64, kernel
-    /// tuning. `None`: 16 for gate and up; for the down, 64 invocations a workgroup over its
-    /// groups (one a slot, up to 8): 8 lanes at 8 experts a token (H200, Qwen3-30B-A3B tg128,
+    /// tuning; a down given explicitly takes that many lanes a slot, so its workgroup can fall
+    /// below 64 invocations (at fewer slots), which leaves the next pre-norm out of it. `None`:
+    /// 16 for gate and up; for the down in its combining form (`moe_fused_down`), 64
+    /// invocations a workgroup over its groups (one a slot, up to 8; at most 32 lanes): 8 lanes
+    /// at 8 experts a token, 16 at 3 or 4; a separate down keeps its format's lanes (H200,
+    /// Qwen3-30B-A3B tg128,
     /// alternating: 313.5 / 312.9 / 313.3 tok/s against 303.4 / 303.9 / 302.5 at the format's
     /// 32 for both; 32x8 307.0 / 307.8 / 307.3; 32x8 at two rows a group 305.6 / 305.2 /
     /// 304.8; one run each: 32x16 297.4, 16x32 294.6, 8x32 299.8, 16x16 302.5).
@@ -174,7 +179,7 @@ pub struct VulkanOptions {
     /// kernel tuning (at 128 each of up to 128 experts is ranked by an invocation of its own,
     /// and a workgroup takes 128 / `threads_per_row` rows; the same picks and weights; past
     /// 128 experts the general ranking keeps 64 of them busy). `None`: 128 (H200, Qwen3-30B-A3B
-    /// tg128, alternating: 300.2 / 300.2 / 301.0 tok/s against 298.4 / 298.0 / 296.4 at 64).
+    /// tg128, alternating: 300.2 / 300.2 / 301.0 tok/s against 298.4 / 298.0 / 296.4 at 64, +1.0%).
     pub router_wg: Option<u32>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
