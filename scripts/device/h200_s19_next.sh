@@ -1,0 +1,18 @@
+#!/bin/bash
+# Prepared at the end of session 19 (its device time spent; run it first next session): the
+# selftest; profiles of both files at the session's defaults (the experts at 16x8 lanes, the
+# router in workgroups of 128), for what a layer's stages cost now; the short-context attention
+# in workgroups of 256 (`--vk-attn-wg 256`, one direct slice a workgroup; last measured before
+# the direct slices existed) and the first piece of 4 commands (`--vk-chunks 4x64`, the host's
+# gap) against the defaults, alternating, on Qwen3-30B-A3B and Qwen3-8B tg128.
+. scripts/device/common.sh
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee $OUT/gpu.txt
+synth
+wait_synth
+gpu_selftest
+timeout 90 $Z bench --backend vulkan -m /tmp/moe.gguf -p 0 -n 32 -r 1 --profile > $OUT/prof-moe.txt 2>&1
+timeout 90 $Z bench --backend vulkan -m /tmp/q8b.gguf -p 0 -n 32 -r 1 --profile > $OUT/prof-8b.txt 2>&1
+for f in moe q8b; do
+  M="-m /tmp/$f.gguf -p 0 -n 128 -r 2"
+  for i in 1 2; do tps $Z $M; tps $Z $M --vk-attn-wg 256; tps $Z $M --vk-chunks 4x64; done
+done
