@@ -4,7 +4,10 @@
 # router in workgroups of 128), for what a layer's stages cost now; the short-context attention
 # in workgroups of 256 (`--vk-attn-wg 256`, one direct slice a workgroup; last measured before
 # the direct slices existed) and the first piece of 4 commands (`--vk-chunks 4x64`, the host's
-# gap) against the defaults, alternating, on Qwen3-30B-A3B and Qwen3-8B tg128.
+# gap) against the defaults, alternating, on Qwen3-30B-A3B and Qwen3-8B tg128; and what the
+# gated activation's tail costs, its bound for a gate/up that quantizes its own rows (session
+# 19's note): the activation as a stage of its own (`--vk-fuse-glu false`) and left out
+# (`--vk-skip glu_quant`, timing only, results wrong).
 . scripts/device/common.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee $OUT/gpu.txt
 synth
@@ -15,4 +18,7 @@ timeout 90 $Z bench --backend vulkan -m /tmp/q8b.gguf -p 0 -n 32 -r 1 --profile 
 for f in moe q8b; do
   M="-m /tmp/$f.gguf -p 0 -n 128 -r 2"
   for i in 1 2; do tps $Z $M; tps $Z $M --vk-attn-wg 256; tps $Z $M --vk-chunks 4x64; done
+  for i in 1 2; do
+    tps $Z $M; tps $Z $M --vk-fuse-glu false; tps $Z $M --vk-fuse-glu false --vk-skip glu_quant
+  done
 done
