@@ -7,7 +7,8 @@
 # gap) against the defaults, alternating, on Qwen3-30B-A3B and Qwen3-8B tg128; and what the
 # gated activation's tail costs, its bound for a gate/up that quantizes its own rows (session
 # 19's note): the activation as a stage of its own (`--vk-fuse-glu false`) and left out
-# (`--vk-skip glu_quant`, timing only, results wrong).
+# (`--vk-skip glu_quant`, timing only, results wrong); the experts' gate/up workgroups of 64 and
+# 256 (`--vk-moe-wg`, new, default 128) on Qwen3-30B-A3B.
 . scripts/device/common.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee $OUT/gpu.txt
 synth
@@ -22,3 +23,5 @@ for f in moe q8b; do
     tps $Z $M; tps $Z $M --vk-fuse-glu false; tps $Z $M --vk-fuse-glu false --vk-skip glu_quant
   done
 done
+M="-m /tmp/moe.gguf -p 0 -n 128 -r 2"
+for i in 1 2; do tps $Z $M; tps $Z $M --vk-moe-wg 64; tps $Z $M --vk-moe-wg 256; done

@@ -1765,7 +1765,7 @@ impl VulkanBackend {
     }
 
     /// `dec_shape` of an MoE expert tensor: its gate or up projection's, or (`down`) its
-    /// down-projection's (`VulkanOptions::moe_rows`, `moe_lanes`).
+    /// down-projection's (`VulkanOptions::moe_rows`, `moe_lanes`, `moe_wg`).
     pub(super) fn dec_shape_moe(&self, w: &VkWeight, down: bool) -> [u32; 4] {
         let mut s = self.dec_shape(w);
         if let Some(nr) = self.tune.moe_rows {
@@ -1775,6 +1775,9 @@ impl VulkanBackend {
         let lanes = self.tune.moe_lanes[down as usize];
         if s[0] > 0 && lanes > 0 {
             s[0] = lanes;
+        }
+        if let Some(wg) = self.tune.moe_wg.filter(|_| s[0] > 0 && !down) {
+            s[2] = wg;
         }
         s
     }

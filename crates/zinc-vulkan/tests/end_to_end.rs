@@ -498,7 +498,8 @@ fn moe_routing_ranks_the_same_either_way() {
 /// with the 30B-A3B's expert widths in small (1,024-wide rows, experts of 768: gate and up rows
 /// of 4 Q4_K blocks, down rows of 3 Q6_K blocks), 16 experts with 8 a token and 12 with 3 (groups
 /// of lanes idle in the down's workgroup), on `matvec_dec.comp`'s MoE forms (the profile shows
-/// they ran): at the default and at 8x16, 64x64 and 16x32 the logits stay within 1% of their RMS
+/// they ran, the activation in the gate and up's tail): at the default, at 8x16 in workgroups of
+/// 64 (`moe_wg`), 64x64, and 16x32 in workgroups of 256 the logits stay within 1% of their RMS
 /// of 32x32's at every step (float rounding, which now and then tips an 8-bit activation or an
 /// f16 key to its neighbour: up to 0.5% measured on lavapipe by the sixth step), and within 5% of
 /// the CPU's; at least one setting differs from 32x32 in its bits (the option takes effect). A
@@ -520,27 +521,36 @@ fn moe_expert_lanes_change_only_the_rounding() {
         let file = Arc::new(GgufModel::open(&path).expect("open"));
         let cpu = engine(CpuBackend::new(), &file);
         let lc = forced(&cpu, &prompt, &cont);
-        let gpu = |lanes: Option<(u32, u32)>| {
+        let gpu = |lanes: Option<(u32, u32)>, wg: Option<u32>| {
             validated(
                 VulkanOptions {
                     threads_per_row: Some(16),
                     decode_kquant: Some((32, 1, 128)),
                     moe_lanes: lanes,
+                    moe_wg: wg,
                     profile: true,
                     ..Default::default()
                 },
                 &file,
             )
         };
-        let base = forced(&gpu(Some((32, 32))), &prompt, &cont);
+        let base = forced(&gpu(Some((32, 32)), None), &prompt, &cont);
         let mut moved = 0;
-        for lanes in [None, Some((8, 16)), Some((64, 64)), Some((16, 32))] {
-            let e = gpu(lanes);
+        let settings = [
+            (None, None),
+            (Some((8, 16)), Some(64)),
+            (Some((64, 64)), None),
+            (Some((16, 32)), Some(256)),
+        ];
+        for (lanes, wg) in settings {
+            let e = gpu(lanes, wg);
             let got = forced(&e, &prompt, &cont);
+            // The experts' kernels ran, the activation in the gate/up's tail.
             let ran = kernels_run(&e);
             for k in ["moe_matvec_dec", "moe_down_combined"] {
                 assert!(ran.iter().any(|n| n.starts_with(k)), "{lanes:?}: {ran:?}");
             }
+            assert!(!ran.iter().any(|n| n == "glu_quant"), "{lanes:?}: {ran:?}");
             for (i, ((a, b), c)) in got.iter().zip(&base).zip(&lc).enumerate() {
                 moved += a.iter().zip(b).any(|(x, y)| x.to_bits() != y.to_bits()) as usize;
                 let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();

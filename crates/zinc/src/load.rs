@@ -112,6 +112,10 @@ pub struct ModelArgs {
     /// (kernel tuning).
     #[arg(long, hide = true, value_parser = parse_pair)]
     pub vk_moe_lanes: Option<(u32, u32)>,
+    /// Vulkan MoE decode: invocations a workgroup of the experts' gate and up mat-vecs (kernel
+    /// tuning).
+    #[arg(long, hide = true)]
+    pub vk_moe_wg: Option<u32>,
     /// Vulkan MoE decode: the router's mat-vec also routes (kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_router_routes: Option<bool>,
@@ -301,6 +305,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_fuse_glu: a.vk_fuse_glu,
         vk_moe_rows: None,
         vk_moe_lanes: None,
+        vk_moe_wg: None,
         vk_router_routes: None,
         vk_router_norm: None,
         vk_router_stop: 0,
@@ -389,6 +394,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         fuse_glu: args.vk_fuse_glu,
         moe_rows: args.vk_moe_rows,
         moe_lanes: args.vk_moe_lanes,
+        moe_wg: args.vk_moe_wg,
         router_routes: args.vk_router_routes,
         router_norm: args.vk_router_norm,
         router_stop: args.vk_router_stop,

@@ -160,6 +160,10 @@ pub struct VulkanOptions {
     /// 32 for both; 32x8 307.0 / 307.8 / 307.3; 32x8 at two rows a group 305.6 / 305.2 /
     /// 304.8; one run each: 32x16 297.4, 16x32 294.6, 8x32 299.8, 16x16 302.5).
     pub moe_lanes: Option<(u32, u32)>,
+    /// MoE decode steps: the invocations of a workgroup of the experts' gate and up mat-vecs on
+    /// `matvec_dec.comp` (64, 128 or 256, within the device's), kernel tuning. `None`: their
+    /// format's decode shape's (128).
+    pub moe_wg: Option<u32>,
     /// MoE decode steps: the router's mat-vec also routes (matvec.comp's ROUTE: its last
     /// workgroup of each token ranks the experts as moe_route.comp does), one dispatch instead
     /// of two. `None`: on.
@@ -280,6 +284,8 @@ pub(super) struct Tuning {
     /// See [`VulkanOptions::moe_lanes`]: [gate and up, down]; a down of 0 takes 64 invocations
     /// over its groups.
     pub(super) moe_lanes: [u32; 2],
+    /// See [`VulkanOptions::moe_wg`].
+    pub(super) moe_wg: Option<u32>,
     /// See [`VulkanOptions::router_routes`].
     pub(super) router_routes: bool,
     /// See [`VulkanOptions::router_norm`].
@@ -539,6 +545,15 @@ impl Tuning {
             }
             None => [MOE_GATE_UP_LANES, 0],
         };
+        let moe_wg = match opts.moe_wg {
+            Some(w) if !(matches!(w, 64 | 128 | 256) && w <= info.max_workgroup) => {
+                return Err(VulkanError::BadOption(format!(
+                    "MoE gate/up workgroup {w} (64, 128 or 256, within the device's {})",
+                    info.max_workgroup
+                )))
+            }
+            w => w,
+        };
         let attn_ahead = checked(
             opts.attn_ahead,
             4,
@@ -638,6 +653,7 @@ impl Tuning {
             fuse_glu: opts.fuse_glu.unwrap_or(true),
             moe_rows,
             moe_lanes,
+            moe_wg,
             router_routes: opts.router_routes.unwrap_or(true),
             router_norm: opts.router_norm.unwrap_or(true),
             router_stop: opts.router_stop,
@@ -714,7 +730,7 @@ mod tests {
         assert_eq!(gpu.chunks, [FIRST_CHUNK, CHUNK]);
         assert!(gpu.spin_wait && gpu.pad_stages == 0);
         assert_eq!(gpu.router_wg, ROUTER_WG);
-        assert_eq!(gpu.moe_lanes, [MOE_GATE_UP_LANES, 0]);
+        assert_eq!((gpu.moe_lanes, gpu.moe_wg), ([MOE_GATE_UP_LANES, 0], None));
         // The activation in the gate/up tail; MoE experts shaped as dense weights.
         assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
         let mid = Tuning::resolve(
@@ -831,6 +847,13 @@ mod tests {
                     ..Default::default()
                 },
                 "MoE decode lanes 16x4",
+            ),
+            (
+                VulkanOptions {
+                    moe_wg: Some(96),
+                    ..Default::default()
+                },
+                "MoE gate/up workgroup 96",
             ),
             (
                 VulkanOptions {
