@@ -8,7 +8,8 @@
 # gated activation's tail costs, its bound for a gate/up that quantizes its own rows (session
 # 19's note): the activation as a stage of its own (`--vk-fuse-glu false`) and left out
 # (`--vk-skip glu_quant`, timing only, results wrong); the experts' gate/up workgroups of 64 and
-# 256 (`--vk-moe-wg`, new, default 128) on Qwen3-30B-A3B.
+# 256 (`--vk-moe-wg`, new, default 128) on Qwen3-30B-A3B; and `zinc sync-cost`'s round trip
+# (new: the host's submit of one command buffer, and the wait for its fence).
 . scripts/device/common.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee $OUT/gpu.txt
 synth
@@ -25,3 +26,4 @@ for f in moe q8b; do
 done
 M="-m /tmp/moe.gguf -p 0 -n 128 -r 2"
 for i in 1 2; do tps $Z $M; tps $Z $M --vk-moe-wg 64; tps $Z $M --vk-moe-wg 256; done
+$Z sync-cost --backend vulkan --groups 1

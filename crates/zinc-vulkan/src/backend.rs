@@ -118,6 +118,12 @@ pub struct SyncCosts {
     /// mostly made of): a dispatch alone; with 80 bytes of push constants; after a barrier
     /// too; and switching between two pipelines too.
     pub record_us: Vec<(&'static str, f64)>,
+    /// The host's µs (medians over the rounds) to submit a command buffer of one empty
+    /// dispatch, and from that submit's return to the host seeing its fence signal: what a
+    /// decode step's first piece costs beyond its recording, and the device's side of the
+    /// round trip.
+    pub submit_us: f64,
+    pub fence_us: f64,
 }
 
 /// `VulkanBackend::matvec_costs`: one weight's decode mat-vec as a dependent stage.
@@ -902,10 +908,33 @@ impl VulkanBackend {
                 })?;
                 record_us.push((what, host.get() / 1e3 / rounds as f64));
             }
+            // Submits of one empty dispatch each, the host's clock around the submit and the
+            // wait for its fence.
+            let (mut submit, mut fence) = (Vec::new(), Vec::new());
+            for _ in 0..rounds {
+                let mut rec = self.rec();
+                rec.begin()?;
+                rec.order(None, false, compute);
+                rec.dispatch_raw(nop, [1, 1, 1], None);
+                let t0 = std::time::Instant::now();
+                rec.flush()?;
+                let t1 = std::time::Instant::now();
+                rec.land()?;
+                let t2 = std::time::Instant::now();
+                rec.submit(&self.stats)?;
+                submit.push((t1 - t0).as_nanos() as f64 / 1e3);
+                fence.push((t2 - t1).as_nanos() as f64 / 1e3);
+            }
+            let median = |v: &mut Vec<f64>| {
+                v.sort_by(f64::total_cmp);
+                v[v.len() / 2]
+            };
             Ok(SyncCosts {
                 barrier_us,
                 grid_us,
                 record_us,
+                submit_us: median(&mut submit),
+                fence_us: median(&mut fence),
             })
         })();
         timer.finish(self)?;

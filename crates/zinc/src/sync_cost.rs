@@ -65,5 +65,14 @@ pub fn sync_cost(args: &SyncCostArgs) -> Result<()> {
     for (what, us) in &c.record_us {
         println!("| {what} | {us:.3} |");
     }
+    println!("\n| the host's round trip (medians) | µs |\n| --- | ---: |");
+    println!(
+        "| submitting a command buffer of one empty dispatch | {:.3} |",
+        c.submit_us
+    );
+    println!(
+        "| from that submit to seeing its fence signal | {:.3} |",
+        c.fence_us
+    );
     Ok(())
 }

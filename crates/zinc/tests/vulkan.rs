@@ -290,6 +290,23 @@ fn sync_cost_measures_both_kinds_of_stage() {
         })
         .collect();
     assert!(host.len() == 4 && host.iter().all(|&us| us > 0.0), "{text}");
+    // The round trip: a submit and the wait for its fence, each a positive figure.
+    let trip: Vec<f64> = text
+        .split("| the host's round trip (medians) | µs |")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no round-trip table in {text}"))
+        .lines()
+        .filter(|l| l.starts_with("| submitting ") || l.starts_with("| from that submit "))
+        .map(|l| {
+            l.trim_end_matches(" |")
+                .rsplit("| ")
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert!(trip.len() == 2 && trip.iter().all(|&us| us > 0.0), "{text}");
     for bad in [
         &["--rounds", "1"][..],
         &["--groups", "0"][..],
