@@ -70,7 +70,14 @@
 //   in the gate's dispatch, the second in the up's: flag 32), and the last workgroup of each
 //   (token, 256-row block) of both writes act(gate) ⊙ up to wts (glu_block) with its
 //   quantization to side — glu_quant.comp's work without a dispatch of its own. GLU may go
-//   with RS (its rows are stored already scaled).
+//   with RS (its rows are stored already scaled). Bit 3, GROWS (a MOE 0 or 1 form of a gated
+//   FFN's gate and up projections in one dispatch, accumulate 0, NR ≤ 4, (WG / LPR)·NR = 32,
+//   without RS): each group of lanes takes its NR rows of the gate (w) and the same rows of the
+//   up projection (its row 0, expert 0, at nz; its expert scales at cnt, flag 64), and the
+//   workgroup computes act(gate) ⊙ up for its 32 rows into wts and quantizes them as one
+//   Q8_0-style chunk (quant8.glsl's mode 1) into side itself: no counter, no other workgroup's
+//   rows, y untouched. Bit 4, X32: the input's chunk scales are each chunk's own (mode 1, as
+//   GROWS writes), not its 256-block's: each 32-element chunk's integer sum takes its own d.
 // Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)),
 //   with MOE 2 G = ceil(nrows / NR).
 
@@ -93,6 +100,9 @@ layout(constant_id = 5) const uint NORM = 0;
 const bool FUSE = (NORM & 1u) != 0u;
 const bool RS = (NORM & 2u) != 0u;
 const bool GLU = (NORM & 4u) != 0u;
+const bool GROWS = (NORM & 8u) != 0u;
+const bool X32 = (NORM & 16u) != 0u;
+const uint NRT = GROWS ? 2u * NR : NR; // row sums a group: the gate's, then (GROWS) the up's
 const uint LPB = 8u / PB; // lanes per block
 layout(local_size_x_id = 0) in;
 
@@ -144,7 +154,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer RV
 
 // FUSE and RS's shared memory only in their variants (1-element arrays otherwise).
 const uint HAS_NORM = ((NORM & 3u) + 2u) / 3u; // 1 where FUSE or RS
-#define Q8_WG (1u + ((NORM & 1u) | ((NORM >> 2) & 1u)) * (WG - 1u))
+#define Q8_WG (1u + ((NORM & 1u) | ((NORM >> 2) & 1u) | ((NORM >> 3) & 1u)) * (WG - 1u))
 #include "dfloat.glsl"
 #include "quant8.glsl"
 #include "act.glsl"
@@ -281,6 +291,7 @@ void glu_block(uint t, uint r_lo, uint nr, uint tid) {
 }
 
 shared float msum[64]; // MOE 2: per group (≤ 8) and row, its slots' weighted sum
+shared float grow_v[64]; // GROWS: the workgroup's 32 gate sums, then its 32 up sums
 
 // The LPR lanes of a group sum `v` (lane 0 of the group has the total).
 float group_sum(float v, uint tid, uint lane) {
@@ -320,7 +331,7 @@ void main() {
     uint t = gl_WorkGroupID.x; // a token, or with MOE 1 a slot
     bool live = r0 < pc.nrows && t < pc.ntok;
     float acc[8];
-    [[unroll]] for (uint k = 0u; k < NR; k++) {
+    [[unroll]] for (uint k = 0u; k < NRT; k++) {
         acc[k] = 0.0;
     }
     // RS: the input row's partial sums, loaded now (one a lane, in flight through the products)
@@ -342,6 +353,9 @@ void main() {
         e1 = pc.ids.v[t];
     }
     restrict RQuads wq = RQuads(pc.w);
+    // GROWS: the up projection's rows (row 0 of expert 0 at nz), and its words for Q6_K's d.
+    restrict RQuads wq2 = RQuads(GROWS ? uvec2(pc.nz) : uvec2(pc.w));
+    Words wd2 = Words(GROWS ? uvec2(pc.nz) : uvec2(pc.w));
     restrict RQuads aq = RQuads(pc.xq);
     restrict RVec4s sq = RVec4s(pc.xs);
     uint nblocks = pc.ncols / 256u;
@@ -368,9 +382,9 @@ void main() {
         }
         uint rowb[8];
         float part[8];
-        [[unroll]] for (uint k = 0u; k < NR; k++) {
-            // Past the end: results dropped.
-            rowb[k] = (first + min(r0 + k, pc.nrows - 1u)) * pc.row_bytes;
+        [[unroll]] for (uint k = 0u; k < NRT; k++) {
+            // Past the end: results dropped. (GROWS: rows k − NR of the up from k = NR.)
+            rowb[k] = (first + min(r0 + k % NR, pc.nrows - 1u)) * pc.row_bytes;
             part[k] = 0.0;
         }
         uint xw0 = xrow * (pc.ncols / 16u); // the input row's activations, in 16-byte units
@@ -400,11 +414,12 @@ void main() {
                     vec4 c1 = sq.v[xc0 + 8u * b + 2u * g + 1u];
                     int s0 = int(c0.y) + int(c0.z);
                     int s1 = int(c1.y) + int(c1.z);
-                    [[unroll]] for (uint k = 0u; k < NR; k++) {
+                    [[unroll]] for (uint k = 0u; k < NRT; k++) {
+                        restrict RQuads wk = k < NR ? wq : wq2;
                         uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
-                        uvec4 hd = wq.v[bq];
-                        uvec4 q0 = wq.v[bq + 1u + 2u * g];
-                        uvec4 q1 = wq.v[bq + 2u + 2u * g];
+                        uvec4 hd = wk.v[bq];
+                        uvec4 q0 = wk.v[bq + 1u + 2u * g];
+                        uvec4 q1 = wk.v[bq + 2u + 2u * g];
                         int lo = 0, hi = 0;
                         [[unroll]] for (uint i = 0u; i < 4u; i++) {
                             lo += dp4(q0[i] & LO4, xl0[i]);
@@ -414,11 +429,17 @@ void main() {
                         }
                         uvec2 sm0 = k4_scale_min(hd, 2u * g);
                         uvec2 sm1 = k4_scale_min(hd, 2u * g + 1u);
-                        int sumi = int(sm0.x) * lo + int(sm1.x) * hi;
-                        int mins = int(sm0.y) * s0 + int(sm1.y) * s1;
                         float d = f16_bits_to_f32(hd.x & 0xFFFFu);
                         float dmin = f16_bits_to_f32(hd.x >> 16);
-                        float v = c0.x * (d * float(sumi) - dmin * float(mins));
+                        float v;
+                        if (X32) { // each sub-block's chunk its own scale
+                            v = d * (c0.x * float(int(sm0.x) * lo) + c1.x * float(int(sm1.x) * hi))
+                                - dmin * (c0.x * float(int(sm0.y) * s0) + c1.x * float(int(sm1.y) * s1));
+                        } else {
+                            int sumi = int(sm0.x) * lo + int(sm1.x) * hi;
+                            int mins = int(sm0.y) * s0 + int(sm1.y) * s1;
+                            v = c0.x * (d * float(sumi) - dmin * float(mins));
+                        }
                         part[k] += inrow ? v : 0.0;
                     }
                     continue;
@@ -443,13 +464,14 @@ void main() {
                     int s0 = int(cq0[1u + l]), s1 = int(cq1[1u + l]);
                     int s2 = int(cq2[1u + l]), s3 = int(cq3[1u + l]);
                     uint ja = 8u * n + l; // scales of quarters 0, 1, 2, 3: ja, + 2, + 4, + 6
-                    [[unroll]] for (uint k = 0u; k < NR; k++) {
+                    [[unroll]] for (uint k = 0u; k < NRT; k++) {
+                        restrict RQuads wk = k < NR ? wq : wq2;
                         uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
-                        uvec4 ql0 = wq.v[bq + 4u * n + l];
-                        uvec4 ql1 = wq.v[bq + 4u * n + l + 2u];
-                        uvec4 qh = wq.v[bq + 8u + 2u * n + l];
-                        uvec4 sc = wq.v[bq + 12u];
-                        uint dw = pc.w.v[(bq + 13u) * 4u];
+                        uvec4 ql0 = wk.v[bq + 4u * n + l];
+                        uvec4 ql1 = wk.v[bq + 4u * n + l + 2u];
+                        uvec4 qh = wk.v[bq + 8u + 2u * n + l];
+                        uvec4 sc = wk.v[bq + 12u];
+                        uint dw = (k < NR ? pc.w : wd2).v[(bq + 13u) * 4u];
                         int d0 = 0, d1 = 0, d2 = 0, d3 = 0;
                         [[unroll]] for (uint i = 0u; i < 4u; i++) {
                             uint h = qh[i];
@@ -462,9 +484,16 @@ void main() {
                         int sa1 = bitfieldExtract(int(sc[(ja + 2u) >> 2]), int(((ja + 2u) & 3u) * 8u), 8);
                         int sb0 = bitfieldExtract(int(sc[(ja + 4u) >> 2]), int(((ja + 4u) & 3u) * 8u), 8);
                         int sb1 = bitfieldExtract(int(sc[(ja + 6u) >> 2]), int(((ja + 6u) & 3u) * 8u), 8);
-                        int sum = sa0 * (d0 - 32 * s0) + sa1 * (d1 - 32 * s1)
-                            + sb0 * (d2 - 32 * s2) + sb1 * (d3 - 32 * s3);
-                        float v = cq0.x * f16_bits_to_f32(dw & 0xFFFFu) * float(sum);
+                        float v;
+                        if (X32) { // each quarter's chunk its own scale
+                            v = f16_bits_to_f32(dw & 0xFFFFu)
+                                * (cq0.x * float(sa0 * (d0 - 32 * s0)) + cq1.x * float(sa1 * (d1 - 32 * s1))
+                                    + cq2.x * float(sb0 * (d2 - 32 * s2)) + cq3.x * float(sb1 * (d3 - 32 * s3)));
+                        } else {
+                            int sum = sa0 * (d0 - 32 * s0) + sa1 * (d1 - 32 * s1)
+                                + sb0 * (d2 - 32 * s2) + sb1 * (d3 - 32 * s3);
+                            v = cq0.x * f16_bits_to_f32(dw & 0xFFFFu) * float(sum);
+                        }
                         part[k] += inrow ? v : 0.0;
                     }
                     continue;
@@ -482,10 +511,11 @@ void main() {
                     vec4 c1 = sq.v[xc0 + 8u * b + 2u * g + 1u];
                     int s0 = int(c0[1u + h]);
                     int s1 = int(c1[1u + h]);
-                    [[unroll]] for (uint k = 0u; k < NR; k++) {
+                    [[unroll]] for (uint k = 0u; k < NRT; k++) {
+                        restrict RQuads wk = k < NR ? wq : wq2;
                         uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
-                        uvec4 hd = wq.v[bq];
-                        uvec4 q = wq.v[bq + 1u + piece];
+                        uvec4 hd = wk.v[bq];
+                        uvec4 q = wk.v[bq + 1u + piece];
                         int lo = 0, hi = 0;
                         [[unroll]] for (uint i = 0u; i < 4u; i++) {
                             lo += dp4(q[i] & LO4, xlo[i]);
@@ -493,11 +523,17 @@ void main() {
                         }
                         uvec2 sm0 = k4_scale_min(hd, 2u * g);
                         uvec2 sm1 = k4_scale_min(hd, 2u * g + 1u);
-                        int sumi = int(sm0.x) * lo + int(sm1.x) * hi;
-                        int mins = int(sm0.y) * s0 + int(sm1.y) * s1;
                         float d = f16_bits_to_f32(hd.x & 0xFFFFu);
                         float dmin = f16_bits_to_f32(hd.x >> 16);
-                        float v = c0.x * (d * float(sumi) - dmin * float(mins));
+                        float v;
+                        if (X32) { // each sub-block's chunk its own scale
+                            v = d * (c0.x * float(int(sm0.x) * lo) + c1.x * float(int(sm1.x) * hi))
+                                - dmin * (c0.x * float(int(sm0.y) * s0) + c1.x * float(int(sm1.y) * s1));
+                        } else {
+                            int sumi = int(sm0.x) * lo + int(sm1.x) * hi;
+                            int mins = int(sm0.y) * s0 + int(sm1.y) * s1;
+                            v = c0.x * (d * float(sumi) - dmin * float(mins));
+                        }
                         part[k] += inrow ? v : 0.0;
                     }
 #elif defined(TYPE_Q6_K)
@@ -513,12 +549,13 @@ void main() {
                     // Scales of the 16-element groups 8n + l + 2qa and + 4 (quarter qa + 2).
                     uint ja = 8u * n + l + 2u * qa;
                     uint jb = ja + 4u;
-                    [[unroll]] for (uint k = 0u; k < NR; k++) {
+                    [[unroll]] for (uint k = 0u; k < NRT; k++) {
+                        restrict RQuads wk = k < NR ? wq : wq2;
                         uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
-                        uvec4 ql = wq.v[bq + 4u * n + p];
-                        uvec4 qh = wq.v[bq + 8u + 2u * n + l];
-                        uvec4 sc = wq.v[bq + 12u]; // 16 scale bytes, then d
-                        uint dw = pc.w.v[(bq + 13u) * 4u];
+                        uvec4 ql = wk.v[bq + 4u * n + p];
+                        uvec4 qh = wk.v[bq + 8u + 2u * n + l];
+                        uvec4 sc = wk.v[bq + 12u]; // 16 scale bytes, then d
+                        uint dw = (k < NR ? pc.w : wd2).v[(bq + 13u) * 4u];
                         int da = 0, db = 0;
                         [[unroll]] for (uint i = 0u; i < 4u; i++) {
                             uint hq = qh[i] >> (2u * qa);
@@ -529,8 +566,14 @@ void main() {
                         }
                         int sa = bitfieldExtract(int(sc[ja >> 2]), int((ja & 3u) * 8u), 8);
                         int sb = bitfieldExtract(int(sc[jb >> 2]), int((jb & 3u) * 8u), 8);
-                        int sum = sa * (da - 32 * s0) + sb * (db - 32 * s1);
-                        float v = c0.x * f16_bits_to_f32(dw & 0xFFFFu) * float(sum);
+                        float v;
+                        if (X32) { // each quarter's chunk its own scale
+                            v = f16_bits_to_f32(dw & 0xFFFFu)
+                                * (c0.x * float(sa * (da - 32 * s0)) + c1.x * float(sb * (db - 32 * s1)));
+                        } else {
+                            int sum = sa * (da - 32 * s0) + sb * (db - 32 * s1);
+                            v = c0.x * f16_bits_to_f32(dw & 0xFFFFu) * float(sum);
+                        }
                         part[k] += inrow ? v : 0.0;
                     }
 #else
@@ -540,7 +583,7 @@ void main() {
               }
             }
         }
-        [[unroll]] for (uint k = 0u; k < NR; k++) {
+        [[unroll]] for (uint k = 0u; k < NRT; k++) {
             acc[k] += MOE == 2u ? sw * part[k] : part[k];
         }
     } // slots
@@ -585,6 +628,39 @@ void main() {
         rsc = mean_scale(hi, lo, pc.ncols, pc.eps);
     } else if (rs) {
         rsc = parts_scale(pc.nz, xrow_rs, pc.ncols, pc.eps);
+    }
+    if (GROWS) {
+        // The group's rows of the gate (k < NR) and of the up (k ≥ NR), with their expert
+        // scales, into shared memory; then act(gate) ⊙ up for the workgroup's 32 rows, four a
+        // lane of the first 8, stored and quantized as one chunk.
+        [[unroll]] for (uint k = 0u; k < NRT; k++) {
+            float total = group_sum(acc[k], tid, lane);
+            if (lane == 0u) {
+                bool up = k >= NR;
+                if (MOE == 1u && live && !up && has_scale()) {
+                    total *= pc.scale.v[e1];
+                }
+                if (MOE == 1u && live && up && (pc.flags & 64u) != 0u) {
+                    total *= Floats(uvec2(pc.cnt)).v[e1];
+                }
+                grow_v[(up ? 32u : 0u) + grp * NR + k % NR] = total;
+            }
+        }
+        barrier();
+        uint e0 = t * pc.nrows + wgi * 32u + 4u * tid;
+        bool qlive = tid < 8u && t < pc.ntok && wgi * 32u < pc.nrows;
+        vec4 v = vec4(0.0);
+        if (qlive) {
+            [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                float gv = grow_v[4u * tid + i];
+                float a = (pc.flags & 16u) != 0u ? gelu(pc.g, gv) : silu(gv);
+                v[i] = a * grow_v[32u + 4u * tid + i];
+                pc.wts.v[e0 + i] = v[i];
+            }
+        }
+        uint n = pc.ntok * pc.nrows;
+        quant_word(tid, v, e0, qlive, 1u, pc.side, Floats(offset_addr(uvec2(pc.side), n)));
+        return;
     }
     [[unroll]] for (uint k = 0u; k < NR; k++) {
         float total = group_sum(acc[k], tid, lane) * rsc;

@@ -301,12 +301,24 @@ pub(super) struct DecNorm {
     pub(super) up: bool,
     /// GLU: the activation's quantization mode (quant8.glsl).
     pub(super) mode: u32,
+    /// GROWS (`VulkanBackend::glu_rows`): the gate and the up in one dispatch, `nz` the up's
+    /// row 0 (of expert 0), `cnt` the up's expert scales where `up_scaled`; the activation's
+    /// output `DecMoe::wts`, its Q8_0-style chunks in `side`.
+    pub(super) grows: bool,
+    pub(super) up_scaled: bool,
+    /// X32: the input's chunk scales are the chunks' own (mode 1 from GROWS).
+    pub(super) x32: bool,
 }
 
 impl DecNorm {
-    /// matvec_dec.comp's NORM specialization constant: bit 0 FUSE, bit 1 RS, bit 2 GLU.
+    /// matvec_dec.comp's NORM specialization constant: bit 0 FUSE, bit 1 RS, bit 2 GLU, bit 3
+    /// GROWS, bit 4 X32.
     pub(super) fn spec(&self) -> u32 {
-        self.fuse as u32 | (self.rs as u32) << 1 | (self.glu as u32) << 2
+        self.fuse as u32
+            | (self.rs as u32) << 1
+            | (self.glu as u32) << 2
+            | (self.grows as u32) << 3
+            | (self.x32 as u32) << 4
     }
 
     /// RS for an input quantized with `scale` (none: plain input).
@@ -333,6 +345,7 @@ pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe, norm: &Dec
         | (moe.has_scale as u32) << 3
         | (norm.gelu as u32) << 4
         | (norm.up as u32) << 5
+        | (norm.up_scaled as u32) << 6
         | norm.mode << 8;
     dims.iter()
         .fold(p, |p, &d| p.u32(d))
@@ -1360,6 +1373,30 @@ impl VulkanBackend {
         Some(addrs)
     }
 
+    /// `quant_input` for a reader on matvec_dec.comp (`dec`) of a K-quant weight, which also takes
+    /// an input quantized in Q8_0-style chunks (mode 1, as `glu_rows` leaves it) as it is, each
+    /// chunk's own scale applied (X32): the quantization, and whether it is such.
+    fn quant_input_dec(
+        &self,
+        ty: GgmlType,
+        x: &VkTensor,
+        scaled_ok: bool,
+        dec: bool,
+    ) -> Option<(QuantIn, bool)> {
+        if dec && matches!(act_mode(ty), Some((2, _))) {
+            let mut cache = self.qcache.lock().unwrap_or_else(|e| e.into_inner());
+            let ops = self.rec().ops;
+            if let Some(c) = cache.as_mut() {
+                let current = c.x == x.key() && c.len == x.len() && c.mode == 1 && c.seq == ops;
+                if current && c.scale.is_none() {
+                    let used = std::mem::replace(&mut c.used, true);
+                    return Some(((c.q, c.s, used, None), true));
+                }
+            }
+        }
+        self.quant_input(ty, x, scaled_ok).map(|q| (q, false))
+    }
+
     /// Applies a deferred norm's scale to `x` in place (rscale.comp), so that it holds the
     /// normed rows; nothing where `x` is not deferred. A quantization cached from its `z`
     /// keeps its scale and stays right for the mat-vecs that apply it.
@@ -1842,7 +1879,8 @@ impl VulkanBackend {
         // A dispatch that fuses the next norm cannot also apply its input's (FUSE and RS share
         // push constants): such an input is settled and quantized afresh.
         let scaled_ok = kquant && fuse.is_none();
-        let Some((q, s, used, scale)) = self.quant_input(w.ty, x, scaled_ok) else {
+        let Some(((q, s, used, scale), x32)) = self.quant_input_dec(w.ty, x, scaled_ok, kquant)
+        else {
             return false;
         };
         // A second reader of the same quantization writing a fresh output needs no barrier
@@ -1885,8 +1923,11 @@ impl VulkanBackend {
         let addrs = [w.buf.address, q, s, y];
         let (spec, push) = if kquant {
             let norm = match fuse {
-                Some(f) => f.push(),
-                None => DecNorm::reading(scale.as_deref()),
+                Some(f) => DecNorm { x32, ..f.push() },
+                None => DecNorm {
+                    x32,
+                    ..DecNorm::reading(scale.as_deref())
+                },
             };
             let push = dec_push(addrs, dims, &DecMoe::default(), &norm);
             ([wg, tpr, nr, 0, self.dec_shape(w)[3], norm.spec()], push)
@@ -1915,6 +1956,112 @@ impl VulkanBackend {
         true
     }
 
+    /// Decode steps (`VulkanOptions::glu_rows`): `act(gate·x) ⊙ (up·x)` in one dispatch of
+    /// matvec_dec.comp's GROWS form, each workgroup 32 rows of both, their activation and its
+    /// quantization as one Q8_0-style chunk (no counter, no tail); the down-projection on
+    /// matvec_dec.comp reads the chunks' own scales (X32; another reader quantizes the activation
+    /// afresh). `None` (nothing recorded) where it does not apply: the gate and up differing in
+    /// format or shape, or a workgroup of 8 × the lanes the device cannot take. The arguments as
+    /// `glu_fused`'s (after its own checks).
+    fn glu_rows(
+        &self,
+        pair: [(&VkWeight, usize); 2],
+        n_ff: usize,
+        x: &VkTensor,
+        act: GatedAct,
+        moe: Option<&GluSlots>,
+    ) -> Option<VkTensor> {
+        let [(gw, g0), (uw, u0)] = pair;
+        let ntok = moe.map_or(x.rows, |m| m.nslots);
+        let expert_bytes = gw.rows() as u64 * gw.row_bytes;
+        let [lpr, _, _, pb] = match moe {
+            Some(_) => self.dec_shape_moe(gw, false),
+            None => self.dec_shape(gw),
+        };
+        let pb = if moe.is_some() { pb & !DEC_PAIR } else { pb };
+        // Four rows of each a group, eight groups: the workgroup's 32 rows are one chunk.
+        let (nr, wg) = (4u32, 8 * lpr);
+        let fits = !self.ablating.load(Relaxed)
+            && lpr > 0
+            && g0 == 0
+            && gw.ty == uw.ty
+            && (gw.cols(), gw.row_bytes, gw.rows()) == (uw.cols(), uw.row_bytes, uw.rows())
+            && (moe.is_none() || expert_bytes.is_multiple_of(16))
+            && n_ff.is_multiple_of(256)
+            && wg.is_multiple_of(64)
+            && wg <= self.ctx.info.max_workgroup
+            && n_ff / 32 <= 65535;
+        if !fits {
+            return None;
+        }
+        // A deferred norm's input is settled first (GROWS goes without RS).
+        let (q, s, used, _) = self.quant_input(gw.ty, x, false)?;
+        let n = ntok * n_ff;
+        let out = self.new_tensor(ntok, n_ff);
+        let side = self.new_tensor(1, n / 4 + n / 8); // quants (n bytes), chunk floats
+        let (slots, up_scale) = match moe {
+            Some(m) => (
+                DecMoe {
+                    ids: m.ids,
+                    scale: m.scales[0].unwrap_or(0),
+                    wts: out.addr(),
+                    expert16: (expert_bytes / 16) as u32,
+                    k: m.k as u32,
+                    x_per_slot: false,
+                    has_scale: m.scales[0].is_some(),
+                    row0: 0,
+                },
+                m.scales[1],
+            ),
+            None => (
+                DecMoe {
+                    wts: out.addr(),
+                    ..DecMoe::default()
+                },
+                None,
+            ),
+        };
+        let norm = DecNorm {
+            nz: uw.buf.address + u0 as u64 * uw.row_bytes,
+            side: side.addr(),
+            g: self.gelu_table.address,
+            cnt: up_scale.unwrap_or(0),
+            gelu: act == GatedAct::GeGlu,
+            grows: true,
+            up_scaled: up_scale.is_some(),
+            mode: 1,
+            ..DecNorm::default()
+        };
+        let dims = [
+            gw.cols() as u32,
+            n_ff as u32,
+            gw.row_bytes as u32,
+            ntok as u32,
+            0,
+        ];
+        let push = dec_push([gw.buf.address, q, s, 0], dims, &slots, &norm);
+        let name = variant("matvec_dec", gw.ty);
+        let label = match moe {
+            Some(_) => self.shape_label("moe_matvec_dec", n_ff, gw.cols()),
+            None => self.shape_label(name, n_ff, gw.cols()),
+        };
+        let spec = [wg, lpr, nr, moe.is_some() as u32, pb, norm.spec()];
+        // (It also writes `side`, which it declares not: the quantization cache is replaced
+        // below, and the down-projection reading it records a barrier first.)
+        self.run_labeled(
+            name,
+            label,
+            spec,
+            grid(ntok, n_ff / 32),
+            push,
+            Some(out.addr()),
+            used,
+        );
+        let sa = side.addr() + n as u64;
+        self.quant_primed_at(&out, 1, (side.addr(), sa), (side, None));
+        Some(out)
+    }
+
     /// Decode steps: `act(gate·x) ⊙ (up·x)` by the gate and up mat-vecs with the activation and
     /// its quantization for the down-projection in their tail (matvec_dec.comp's GLU: the last
     /// workgroup of each 256-row block of both does glu_quant.comp's work, so the same bits and
@@ -1934,6 +2081,11 @@ impl VulkanBackend {
         let expert_bytes = gw.rows() as u64 * gw.row_bytes;
         if !self.tune.int_dot || !self.dec_kernel_for(gw, x.rows) {
             return None;
+        }
+        if self.tune.glu_rows {
+            if let Some(a) = self.glu_rows(pair, n_ff, x, act, moe.as_ref()) {
+                return Some(a);
+            }
         }
         let [lpr, nr, wg, pb] = match moe {
             Some(_) => self.dec_shape_moe(gw, false),

@@ -105,6 +105,10 @@ pub struct ModelArgs {
     /// comparisons).
     #[arg(long, hide = true)]
     pub vk_fuse_glu: Option<bool>,
+    /// Vulkan decode: the gate and up mat-vecs in one dispatch, each workgroup quantizing its
+    /// own 32 rows' activation (kernel tuning; default off).
+    #[arg(long, hide = true)]
+    pub vk_glu_rows: Option<bool>,
     /// Vulkan MoE decode: rows a group of lanes in the experts' mat-vecs (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_moe_rows: Option<u32>,
@@ -257,6 +261,10 @@ pub struct ModelArgsLite {
     /// Vulkan decode: the gated activation computed by the gate and up mat-vecs (kernel checks).
     #[arg(long, hide = true)]
     pub vk_fuse_glu: Option<bool>,
+    /// Vulkan decode: the gate and up mat-vecs in one dispatch, each workgroup quantizing its
+    /// own 32 rows' activation (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_glu_rows: Option<bool>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -303,6 +311,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_moe_fused_down: None,
         vk_fuse_norm: a.vk_fuse_norm,
         vk_fuse_glu: a.vk_fuse_glu,
+        vk_glu_rows: a.vk_glu_rows,
         vk_moe_rows: None,
         vk_moe_lanes: None,
         vk_moe_wg: None,
@@ -392,6 +401,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         moe_fused_down: args.vk_moe_fused_down,
         fuse_norm: args.vk_fuse_norm,
         fuse_glu: args.vk_fuse_glu,
+        glu_rows: args.vk_glu_rows,
         moe_rows: args.vk_moe_rows,
         moe_lanes: args.vk_moe_lanes,
         moe_wg: args.vk_moe_wg,

@@ -417,7 +417,7 @@ impl VulkanBackend {
         if !self.tune.int_dot || !self.dec_kernel_for(w, ntok) || !expert_bytes.is_multiple_of(16) {
             return None;
         }
-        let (q, s, _, _) = self.quant_input(w.ty, a, false)?;
+        let ((q, s, _, _), x32) = self.quant_input_dec(w.ty, a, false, true)?;
         let (nrows, cols) = (w.rows(), w.cols());
         // A group of lanes a slot (up to 8 groups and 256 invocations, within the device's
         // workgroups; more slots take turns), NR rows a workgroup.
@@ -458,7 +458,10 @@ impl VulkanBackend {
         let fuse = next
             .filter(|_| accumulate)
             .and_then(|(norm, eps)| self.fuse_begin(ntok, nrows, norm, eps, (wg, nr)));
-        let norm = fuse.as_ref().map(FuseOut::push).unwrap_or_default();
+        let norm = DecNorm {
+            x32,
+            ..fuse.as_ref().map(FuseOut::push).unwrap_or_default()
+        };
         let push = dec_push(addrs, dims, &moe, &norm);
         let label = self.shape_label("moe_down_combined", nrows, cols);
         let spec = [wg, lpr, nr, 2, pb, norm.spec()];

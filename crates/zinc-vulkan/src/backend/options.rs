@@ -142,6 +142,14 @@ pub struct VulkanOptions {
     /// 249.1 / 246.5, 30B-A3B 259.7 / 261.5 against 260.9 / 261.1 — no faster, fewer dispatches;
     /// with `fuse_norm` as well, 484 → 340 stages a MoE token, 258.9 / 260.2.)
     pub fuse_glu: Option<bool>,
+    /// Decode steps: a gated FFN's gate and up projections in one dispatch whose workgroups
+    /// each take 32 rows of both and compute their activation and its 8-bit quantization in
+    /// one Q8_0-style chunk of 32 themselves (`matvec_dec.comp`'s GROWS: no counter, no other
+    /// workgroup's rows, where the `fuse_glu` tail waits for a 256-row block's last workgroup);
+    /// the down-projection reads each chunk's own scale (its X32), so the activation rounds
+    /// as llama.cpp's CUDA mat-vecs round it, not as the CPU's Q8_K. Kernel tuning. `None`: off
+    /// (not yet measured on a GPU).
+    pub glu_rows: Option<bool>,
     /// MoE decode steps: rows a group of lanes in the experts' K-quant mat-vecs (1–8; the
     /// gate/up and the down-projection with the weighted sum), kernel tuning. `None`: as a
     /// dense weight of the expert's rows (one row; H200, Qwen3-30B-A3B tg128 at 2, at 32 lanes:
@@ -279,6 +287,8 @@ pub(super) struct Tuning {
     pub(super) fuse_norm: bool,
     /// See [`VulkanOptions::fuse_glu`].
     pub(super) fuse_glu: bool,
+    /// See [`VulkanOptions::glu_rows`].
+    pub(super) glu_rows: bool,
     /// See [`VulkanOptions::moe_rows`].
     pub(super) moe_rows: Option<u32>,
     /// See [`VulkanOptions::moe_lanes`]: [gate and up, down]; a down of 0 takes 64 invocations
@@ -651,6 +661,7 @@ impl Tuning {
             moe_fused_down: opts.moe_fused_down.unwrap_or(true),
             fuse_norm: opts.fuse_norm.unwrap_or(false),
             fuse_glu: opts.fuse_glu.unwrap_or(true),
+            glu_rows: opts.glu_rows.unwrap_or(false),
             moe_rows,
             moe_lanes,
             moe_wg,
@@ -732,7 +743,7 @@ mod tests {
         assert_eq!(gpu.router_wg, ROUTER_WG);
         assert_eq!((gpu.moe_lanes, gpu.moe_wg), ([MOE_GATE_UP_LANES, 0], None));
         // The activation in the gate/up tail; MoE experts shaped as dense weights.
-        assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
+        assert!(gpu.fuse_glu && gpu.moe_rows.is_none() && !gpu.glu_rows);
         let mid = Tuning::resolve(
             &VulkanOptions::default(),
             &device(crate::DeviceKind::Discrete, 48),
