@@ -291,7 +291,9 @@ void glu_block(uint t, uint r_lo, uint nr, uint tid) {
 }
 
 shared float msum[64]; // MOE 2: per group (≤ 8) and row, its slots' weighted sum
-shared float grow_v[64]; // GROWS: the workgroup's 32 gate sums, then its 32 up sums
+// GROWS: the workgroup's 32 gate sums, then its 32 up sums (1 element in other variants).
+const uint HAS_GROWS = (NORM >> 3) & 1u;
+shared float grow_v[1u + 63u * HAS_GROWS];
 
 // The LPR lanes of a group sum `v` (lane 0 of the group has the total).
 float group_sum(float v, uint tid, uint lane) {

@@ -259,6 +259,10 @@ struct QuantCache {
     _keep: Option<(VkTensor, Option<VkTensor>)>,
     /// Quantized from a fused norm's `z`: its readers apply this scale (`matvec_dec.comp`'s RS).
     scale: Option<Arc<NormScale>>,
+    /// Mode-1 chunks written for K-quant readers on `matvec_dec.comp` (`glu_rows`), which
+    /// `quant_input_dec` lends them as they are (X32); other mode-1 quantizations (for Q8_0-style
+    /// readers) stay theirs, and a K-quant reader quantizes afresh in Q8_K.
+    x32: bool,
 }
 
 /// The MoE part of matvec_dec.comp's push constants (read with `MOE` = 1 or 2 only; all zero
@@ -1369,6 +1373,7 @@ impl VulkanBackend {
             s: s.addr(),
             _keep: Some((q, Some(s))),
             scale: None,
+            x32: false,
         });
         Some(addrs)
     }
@@ -1388,7 +1393,7 @@ impl VulkanBackend {
             let ops = self.rec().ops;
             if let Some(c) = cache.as_mut() {
                 let current = c.x == x.key() && c.len == x.len() && c.mode == 1 && c.seq == ops;
-                if current && c.scale.is_none() {
+                if current && c.x32 && c.scale.is_none() {
                     let used = std::mem::replace(&mut c.used, true);
                     return Some(((c.q, c.s, used, None), true));
                 }
@@ -1493,6 +1498,7 @@ impl VulkanBackend {
             s: at.1,
             _keep: Some(keep),
             scale: None,
+            x32: false,
         });
     }
 
@@ -1511,6 +1517,7 @@ impl VulkanBackend {
             s: n.chunks(),
             _keep: None,
             scale: Some(n),
+            x32: false,
         });
     }
 
@@ -1981,7 +1988,10 @@ impl VulkanBackend {
         let pb = if moe.is_some() { pb & !DEC_PAIR } else { pb };
         // Four rows of each a group, eight groups: the workgroup's 32 rows are one chunk.
         let (nr, wg) = (4u32, 8 * lpr);
+        // (A deferred norm's input goes to the GLU tail, which applies its scale: GROWS would
+        // settle and quantize it afresh first, two dispatches more.)
         let fits = !self.ablating.load(Relaxed)
+            && x.norm_scale().is_none()
             && lpr > 0
             && g0 == 0
             && gw.ty == uw.ty
@@ -1994,7 +2004,6 @@ impl VulkanBackend {
         if !fits {
             return None;
         }
-        // A deferred norm's input is settled first (GROWS goes without RS).
         let (q, s, used, _) = self.quant_input(gw.ty, x, false)?;
         let n = ntok * n_ff;
         let out = self.new_tensor(ntok, n_ff);
@@ -2059,6 +2068,14 @@ impl VulkanBackend {
         );
         let sa = side.addr() + n as u64;
         self.quant_primed_at(&out, 1, (side.addr(), sa), (side, None));
+        if let Some(c) = self
+            .qcache
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            c.x32 = true; // for K-quant readers as it is
+        }
         Some(out)
     }
 
