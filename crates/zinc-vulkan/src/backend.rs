@@ -265,6 +265,13 @@ struct QuantCache {
     x32: bool,
 }
 
+impl QuantCache {
+    /// Whether this is `x`'s quantization in `mode` with no command recorded since (`ops`).
+    fn holds(&self, x: &VkTensor, mode: u32, ops: u64) -> bool {
+        self.x == x.key() && self.len == x.len() && self.mode == mode && self.seq == ops
+    }
+}
+
 /// The MoE part of matvec_dec.comp's push constants (read with `MOE` = 1 or 2 only; all zero
 /// for dense weights): the slots' experts (`ids`, moe_route.comp's picks), the experts' output scales, the slots'
 /// routing weights (the combining form, `MOE` = 2), an expert's stride in 16-byte units, picks
@@ -371,6 +378,34 @@ pub(super) struct GluSlots {
     pub(super) scales: [Option<u64>; 2],
     pub(super) nslots: usize,
     pub(super) k: usize,
+}
+
+/// matvec_dec.comp's MoE push constants of a gated FFN's gate (`i` 0) or up (1) on decode steps:
+/// `moe`'s slots (the MOE 1 form; `None`: a dense weight), the activation into `wts`, experts of
+/// `expert_bytes`, rows from `row0`.
+fn glu_dec_moe(
+    moe: Option<&GluSlots>,
+    i: usize,
+    wts: u64,
+    expert_bytes: u64,
+    row0: usize,
+) -> DecMoe {
+    match moe {
+        Some(m) => DecMoe {
+            ids: m.ids,
+            scale: m.scales[i].unwrap_or(0),
+            wts,
+            expert16: (expert_bytes / 16) as u32,
+            k: m.k as u32,
+            x_per_slot: false,
+            has_scale: m.scales[i].is_some(),
+            row0: row0 as u32,
+        },
+        None => DecMoe {
+            wts,
+            ..DecMoe::default()
+        },
+    }
 }
 
 /// A fused RMSNorm being recorded (`VulkanBackend::fuse_begin`): its output, deferred, and the
@@ -1343,8 +1378,7 @@ impl VulkanBackend {
             let mut cache = self.qcache.lock().unwrap_or_else(|e| e.into_inner());
             let ops = self.rec().ops;
             if let Some(c) = cache.as_mut() {
-                let current = c.x == x.key() && c.len == n && c.mode == mode && c.seq == ops;
-                if current && (scaled_ok || c.scale.is_none()) {
+                if c.holds(x, mode, ops) && (scaled_ok || c.scale.is_none()) {
                     let used = std::mem::replace(&mut c.used, true);
                     return Some((c.q, c.s, used, c.scale.clone()));
                 }
@@ -1392,8 +1426,7 @@ impl VulkanBackend {
             let mut cache = self.qcache.lock().unwrap_or_else(|e| e.into_inner());
             let ops = self.rec().ops;
             if let Some(c) = cache.as_mut() {
-                let current = c.x == x.key() && c.len == x.len() && c.mode == 1 && c.seq == ops;
-                if current && c.x32 && c.scale.is_none() {
+                if c.holds(x, 1, ops) && c.x32 && c.scale.is_none() {
                     let used = std::mem::replace(&mut c.used, true);
                     return Some(((c.q, c.s, used, None), true));
                 }
@@ -1476,16 +1509,18 @@ impl VulkanBackend {
     /// Records that `x` was just quantized (by the last command) into `q` and `s`, in `mode`.
     fn quant_primed(&self, x: &VkTensor, mode: u32, q: VkTensor, s: VkTensor) {
         let (qa, sa) = (q.addr(), s.addr());
-        self.quant_primed_at(x, mode, (qa, sa), (q, Some(s)));
+        self.quant_primed_at(x, mode, (qa, sa), (q, Some(s)), false);
     }
 
-    /// `quant_primed` for quants and chunk floats at `at`, in the buffers `keep`.
+    /// `quant_primed` for quants and chunk floats at `at`, in the buffers `keep`; `x32`: mode-1
+    /// chunks that K-quant readers on matvec_dec.comp may take as they are (`QuantCache::x32`).
     fn quant_primed_at(
         &self,
         x: &VkTensor,
         mode: u32,
         at: (u64, u64),
         keep: (VkTensor, Option<VkTensor>),
+        x32: bool,
     ) {
         let seq = self.rec().ops;
         *self.qcache.lock().unwrap_or_else(|e| e.into_inner()) = Some(QuantCache {
@@ -1498,7 +1533,7 @@ impl VulkanBackend {
             s: at.1,
             _keep: Some(keep),
             scale: None,
-            x32: false,
+            x32,
         });
     }
 
@@ -1977,27 +2012,17 @@ impl VulkanBackend {
         x: &VkTensor,
         act: GatedAct,
         moe: Option<&GluSlots>,
+        (lpr, pb, label): (u32, u32, &'static str),
     ) -> Option<VkTensor> {
         let [(gw, g0), (uw, u0)] = pair;
         let ntok = moe.map_or(x.rows, |m| m.nslots);
         let expert_bytes = gw.rows() as u64 * gw.row_bytes;
-        let [lpr, _, _, pb] = match moe {
-            Some(_) => self.dec_shape_moe(gw, false),
-            None => self.dec_shape(gw),
-        };
-        let pb = if moe.is_some() { pb & !DEC_PAIR } else { pb };
         // Four rows of each a group, eight groups: the workgroup's 32 rows are one chunk.
         let (nr, wg) = (4u32, 8 * lpr);
         // (A deferred norm's input goes to the GLU tail, which applies its scale: GROWS would
         // settle and quantize it afresh first, two dispatches more.)
-        let fits = !self.ablating.load(Relaxed)
-            && x.norm_scale().is_none()
-            && lpr > 0
+        let fits = x.norm_scale().is_none()
             && g0 == 0
-            && gw.ty == uw.ty
-            && (gw.cols(), gw.row_bytes, gw.rows()) == (uw.cols(), uw.row_bytes, uw.rows())
-            && (moe.is_none() || expert_bytes.is_multiple_of(16))
-            && n_ff.is_multiple_of(256)
             && wg.is_multiple_of(64)
             && wg <= self.ctx.info.max_workgroup
             && n_ff / 32 <= 65535;
@@ -2008,28 +2033,8 @@ impl VulkanBackend {
         let n = ntok * n_ff;
         let out = self.new_tensor(ntok, n_ff);
         let side = self.new_tensor(1, n / 4 + n / 8); // quants (n bytes), chunk floats
-        let (slots, up_scale) = match moe {
-            Some(m) => (
-                DecMoe {
-                    ids: m.ids,
-                    scale: m.scales[0].unwrap_or(0),
-                    wts: out.addr(),
-                    expert16: (expert_bytes / 16) as u32,
-                    k: m.k as u32,
-                    x_per_slot: false,
-                    has_scale: m.scales[0].is_some(),
-                    row0: 0,
-                },
-                m.scales[1],
-            ),
-            None => (
-                DecMoe {
-                    wts: out.addr(),
-                    ..DecMoe::default()
-                },
-                None,
-            ),
-        };
+        let slots = glu_dec_moe(moe, 0, out.addr(), expert_bytes, 0);
+        let up_scale = moe.and_then(|m| m.scales[1]);
         let norm = DecNorm {
             nz: uw.buf.address + u0 as u64 * uw.row_bytes,
             side: side.addr(),
@@ -2050,10 +2055,6 @@ impl VulkanBackend {
         ];
         let push = dec_push([gw.buf.address, q, s, 0], dims, &slots, &norm);
         let name = variant("matvec_dec", gw.ty);
-        let label = match moe {
-            Some(_) => self.shape_label("moe_matvec_dec", n_ff, gw.cols()),
-            None => self.shape_label(name, n_ff, gw.cols()),
-        };
         let spec = [wg, lpr, nr, moe.is_some() as u32, pb, norm.spec()];
         // (It also writes `side`, which it declares not: the quantization cache is replaced
         // below, and the down-projection reading it records a barrier first.)
@@ -2067,15 +2068,7 @@ impl VulkanBackend {
             used,
         );
         let sa = side.addr() + n as u64;
-        self.quant_primed_at(&out, 1, (side.addr(), sa), (side, None));
-        if let Some(c) = self
-            .qcache
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .as_mut()
-        {
-            c.x32 = true; // for K-quant readers as it is
-        }
+        self.quant_primed_at(&out, 1, (side.addr(), sa), (side, None), true);
         Some(out)
     }
 
@@ -2099,25 +2092,36 @@ impl VulkanBackend {
         if !self.tune.int_dot || !self.dec_kernel_for(gw, x.rows) {
             return None;
         }
-        if self.tune.glu_rows {
-            if let Some(a) = self.glu_rows(pair, n_ff, x, act, moe.as_ref()) {
-                return Some(a);
-            }
-        }
         let [lpr, nr, wg, pb] = match moe {
             Some(_) => self.dec_shape_moe(gw, false),
             None => self.dec_shape(gw),
         };
         let pb = if moe.is_some() { pb & !DEC_PAIR } else { pb };
-        let wg = wg.max(lpr);
-        let per_wg = (wg / lpr * nr) as usize;
-        let fits = self.tune.fuse_glu
-            && !self.ablating.load(Relaxed) // a kernel left out or doubled would miscount
+        // Either form: gate and up alike, whole 256-row blocks, experts on 16-byte bounds, and
+        // no timing ablation (a kernel left out or doubled would miscount).
+        let alike = !self.ablating.load(Relaxed)
             && lpr > 0
             && gw.ty == uw.ty
             && (gw.cols(), gw.row_bytes, gw.rows()) == (uw.cols(), uw.row_bytes, uw.rows())
             && (moe.is_none() || expert_bytes.is_multiple_of(16))
-            && n_ff.is_multiple_of(256)
+            && n_ff.is_multiple_of(256);
+        if !alike {
+            return None;
+        }
+        let name = variant("matvec_dec", gw.ty);
+        let label = match moe {
+            Some(_) => self.shape_label("moe_matvec_dec", n_ff, gw.cols()),
+            None => self.shape_label(name, n_ff, gw.cols()),
+        };
+        if self.tune.glu_rows {
+            let shape = (lpr, pb, label);
+            if let Some(a) = self.glu_rows(pair, n_ff, x, act, moe.as_ref(), shape) {
+                return Some(a);
+            }
+        }
+        let wg = wg.max(lpr);
+        let per_wg = (wg / lpr * nr) as usize;
+        let fits = self.tune.fuse_glu
             && wg.is_multiple_of(64)
             && 256 % per_wg == 0
             && n_ff / per_wg <= 65535 // one grid row of workgroups a token (no padding)
@@ -2141,30 +2145,10 @@ impl VulkanBackend {
             mode,
             ..DecNorm::reading(scale.as_deref())
         };
-        let name = variant("matvec_dec", gw.ty);
-        let label = match moe {
-            Some(_) => self.shape_label("moe_matvec_dec", n_ff, gw.cols()),
-            None => self.shape_label(name, n_ff, gw.cols()),
-        };
         let g = grid(ntok, n_ff / per_wg);
         for (i, (w, row0)) in pair.into_iter().enumerate() {
             let y = gu.addr() + (4 * n * i) as u64;
-            let slots = match &moe {
-                Some(m) => DecMoe {
-                    ids: m.ids,
-                    scale: m.scales[i].unwrap_or(0),
-                    wts: out.addr(),
-                    expert16: (expert_bytes / 16) as u32,
-                    k: m.k as u32,
-                    x_per_slot: false,
-                    has_scale: m.scales[i].is_some(),
-                    row0: row0 as u32,
-                },
-                None => DecMoe {
-                    wts: out.addr(),
-                    ..DecMoe::default()
-                },
-            };
+            let slots = glu_dec_moe(moe.as_ref(), i, out.addr(), expert_bytes, row0);
             let dims = [
                 w.cols() as u32,
                 n_ff as u32,
@@ -2182,7 +2166,7 @@ impl VulkanBackend {
             self.run_labeled(name, label, spec, g, push, Some(y), used || i == 1);
         }
         let sa = side.addr() + n as u64;
-        self.quant_primed_at(&out, mode, (side.addr(), sa), (side, None));
+        self.quant_primed_at(&out, mode, (side.addr(), sa), (side, None), false);
         Some(out)
     }
 

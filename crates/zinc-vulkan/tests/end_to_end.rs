@@ -81,12 +81,12 @@ fn small_qwen3(n_embd: usize, n_ff: usize) -> zinc_models::synth::SynthSpec {
     spec
 }
 
-/// `small_qwen3(n_embd, 256)` as a Qwen3-MoE of `experts` experts, `used` a token, written to
-/// a fresh temporary folder named after `what`: the folder (for the caller to remove), the spec
-/// and the open file.
+/// `small_qwen3(n_embd, n_ff)` as a Qwen3-MoE of `experts` experts (of `n_ff` rows), `used` a
+/// token, written to a fresh temporary folder named after `what`: the folder (for the caller to
+/// remove), the spec and the open file.
 fn small_qwen3_moe(
     what: &str,
-    n_embd: usize,
+    (n_embd, n_ff): (usize, usize),
     (experts, used): (usize, usize),
 ) -> (
     std::path::PathBuf,
@@ -95,11 +95,11 @@ fn small_qwen3_moe(
 ) {
     let dir = std::env::temp_dir().join(format!("zinc-{what}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut spec = small_qwen3(n_embd, 256);
+    let mut spec = small_qwen3(n_embd, n_ff);
     spec.arch = "qwen3moe".into();
     spec.n_expert = experts;
     spec.n_expert_used = used;
-    let path = dir.join(format!("qwen3moe-{n_embd}-{experts}.gguf"));
+    let path = dir.join(format!("qwen3moe-{n_embd}-{n_ff}-{experts}.gguf"));
     zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
     let file = Arc::new(GgufModel::open(&path).expect("open"));
     (dir, spec, file)
@@ -376,7 +376,7 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
 /// 16 also in router workgroups of 128 invocations (two and eight rows a workgroup).
 #[test]
 fn an_moe_router_beside_its_norm_gives_the_same_bits() {
-    let (dir, spec, file) = small_qwen3_moe("router-norm", 2048, (12, 4));
+    let (dir, spec, file) = small_qwen3_moe("router-norm", (2048, 256), (12, 4));
     let cpu = engine(CpuBackend::new(), &file);
     let prompt = [17u32, 300, 5, 911];
     let cont: Vec<u32> = (0..8).map(|i| (i * 97 + 13) % 1024).collect();
@@ -452,7 +452,7 @@ fn moe_routing_ranks_the_same_either_way() {
     // More experts than 64 (an invocation's second expert in the small ranking counts), and
     // fewer (none has a second).
     for (experts, used) in [(96, 8), (12, 4)] {
-        let (dir, _, file) = small_qwen3_moe("route-rank", 256, (experts, used));
+        let (dir, _, file) = small_qwen3_moe("route-rank", (256, 256), (experts, used));
         let gpu = |routes: bool, general: bool, router_wg: u32, profile: bool| {
             validated(
                 VulkanOptions {
@@ -510,15 +510,7 @@ fn moe_expert_lanes_change_only_the_rounding() {
     let cont: Vec<u32> = (0..6).map(|i| (i * 97 + 13) % 1024).collect();
     let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
     for (experts, used) in [(16, 8), (12, 3)] {
-        let dir = std::env::temp_dir().join(format!("zinc-moe-lanes-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let mut spec = small_qwen3(1024, 768);
-        spec.arch = "qwen3moe".into();
-        spec.n_expert = experts;
-        spec.n_expert_used = used;
-        let path = dir.join(format!("qwen3moe-lanes-{experts}.gguf"));
-        zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
-        let file = Arc::new(GgufModel::open(&path).expect("open"));
+        let (dir, _, file) = small_qwen3_moe("moe-lanes", (1024, 768), (experts, used));
         let cpu = engine(CpuBackend::new(), &file);
         let lc = forced(&cpu, &prompt, &cont);
         let gpu = |lanes: Option<(u32, u32)>, wg: Option<u32>| {

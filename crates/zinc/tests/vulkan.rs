@@ -249,6 +249,25 @@ fn bench_json_reports_where_the_time_went() {
 
 /// `zinc sync-cost` (hidden, timing): both kinds of stage measured on the device, one
 /// workgroup by default on a CPU device; bad counts refused by name.
+/// The last column's figures of the rows starting with any of `rows` in `text`'s table under
+/// `header` (up to the blank line after it).
+fn table_figures(text: &str, header: &str, rows: &[&str]) -> Vec<f64> {
+    let table = text
+        .split(header)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no table {header} in {text}"));
+    table
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter(|l| rows.iter().any(|r| l.starts_with(r)))
+        .map(|l| {
+            let cell = l.trim_end_matches(" |").rsplit("| ").next().unwrap();
+            cell.parse().unwrap_or_else(|_| panic!("not a figure: {l}"))
+        })
+        .collect()
+}
+
 #[test]
 fn sync_cost_measures_both_kinds_of_stage() {
     let run = |args: &[&str]| {
@@ -274,38 +293,11 @@ fn sync_cost_measures_both_kinds_of_stage() {
         "{text}"
     );
     // The host's recording, by its parts: four rows, each a positive figure.
-    let host: Vec<f64> = text
-        .split("| the host recording | µs a command |")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no recording table in {text}"))
-        .lines()
-        .filter(|l| l.starts_with("| a "))
-        .map(|l| {
-            l.trim_end_matches(" |")
-                .rsplit("| ")
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap()
-        })
-        .collect();
+    let host = table_figures(&text, "| the host recording | µs a command |", &["| a "]);
     assert!(host.len() == 4 && host.iter().all(|&us| us > 0.0), "{text}");
     // The round trip: a submit and the wait for its fence, each a positive figure.
-    let trip: Vec<f64> = text
-        .split("| the host's round trip (medians) | µs |")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no round-trip table in {text}"))
-        .lines()
-        .filter(|l| l.starts_with("| submitting ") || l.starts_with("| from that submit "))
-        .map(|l| {
-            l.trim_end_matches(" |")
-                .rsplit("| ")
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap()
-        })
-        .collect();
+    let rows = ["| submitting ", "| from that submit "];
+    let trip = table_figures(&text, "| the host's round trip (medians) | µs |", &rows);
     assert!(trip.len() == 2 && trip.iter().all(|&us| us > 0.0), "{text}");
     for bad in [
         &["--rounds", "1"][..],
