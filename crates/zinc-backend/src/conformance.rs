@@ -1088,7 +1088,44 @@ pub fn run<B: Backend>(
                 &f64s(&sep),
                 |_| 0.0,
             ));
-            out.push(judge(format!("{case} down"), &yv, &f64s(&ysep), |_| 0.0));
+            // The down-projection reads the activation as the separate path quantizes it (the
+            // same bits), or quantized in Q8_0-style chunks of 32 where the gate/up quantize
+            // their own rows (Vulkan's `glu_rows`): then against the down of those chunks, the
+            // float sums' error and two quanta of the activation rounded the other way (a
+            // device's reciprocal and ties round an element now and then to its neighbour; a
+            // chunk read with another chunk's scale is off by a good part of the whole).
+            let same = yv
+                .iter()
+                .zip(&ysep)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            if same {
+                out.push(judge(format!("{case} down"), &yv, &f64s(&ysep), |_| 0.0));
+            } else {
+                let xq = dot_input(GgmlType::Q8_0, &av);
+                let dd = dequant(m, "glu.down.Q4_K");
+                let want = matmul_ref(&dd, MM_ROWS, GLU_FF, &xq, ntok);
+                // Each element's quantum: its chunk's scale (the largest |q·d| is 127·d).
+                let quantum: Vec<f64> = xq
+                    .chunks(32)
+                    .flat_map(|c| {
+                        let d = c.iter().fold(0.0f64, |m, &x| m.max(x.abs() as f64)) / 127.0;
+                        std::iter::repeat_n(d, c.len())
+                    })
+                    .collect();
+                out.push(judge(format!("{case} down"), &yv, &want, |i| {
+                    let (t, r) = (i / MM_ROWS, i % MM_ROWS);
+                    let (wr, xt) = (
+                        &dd[r * GLU_FF..(r + 1) * GLU_FF],
+                        &xq[t * GLU_FF..(t + 1) * GLU_FF],
+                    );
+                    let qt = &quantum[t * GLU_FF..(t + 1) * GLU_FF];
+                    let flip = wr
+                        .iter()
+                        .zip(qt)
+                        .fold(0.0f64, |m, (&w, &d)| m.max(w.abs() as f64 * d));
+                    1e-5 * norm(wr) * norm(xt) + 2.0 * flip
+                }));
+            }
             if act != GatedAct::SwiGlu {
                 continue;
             }

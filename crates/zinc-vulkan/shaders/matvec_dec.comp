@@ -71,9 +71,10 @@
 //   (token, 256-row block) of both writes act(gate) ⊙ up to wts (glu_block) with its
 //   quantization to side — glu_quant.comp's work without a dispatch of its own. GLU may go
 //   with RS (its rows are stored already scaled). Bit 3, GROWS (a MOE 0 or 1 form of a gated
-//   FFN's gate and up projections in one dispatch, accumulate 0, NR ≤ 4, (WG / LPR)·NR = 32,
-//   without RS): each group of lanes takes its NR rows of the gate (w) and the same rows of the
-//   up projection (its row 0, expert 0, at nz; its expert scales at cnt, flag 64), and the
+//   FFN's gate and up projections in one dispatch, accumulate 0, NR ≤ 4, (WG / LPR)·NR = 32):
+//   each group of lanes takes its NR rows of the gate (w) and the same rows of the up
+//   projection (its row 0, expert 0, at nz; its expert scales at cnt, flag 64, or with RS the
+//   norm's parts at cnt instead of nz, and no up scales), and the
 //   workgroup computes act(gate) ⊙ up for its 32 rows into wts and quantizes them as one
 //   Q8_0-style chunk (quant8.glsl's mode 1) into side itself: no counter, no other workgroup's
 //   rows, y untouched. Bit 4, X32: the input's chunk scales are each chunk's own (mode 1, as
@@ -344,10 +345,12 @@ void main() {
     bool rs_wide = nbp <= min(WG, 64u);
     uint xrow_rs = MOE == 1u && !x_per_slot() ? t / pc.k : t;
     float part_h = 0.0, part_l = 0.0;
+    // RS's norm parts: at nz, or at cnt under GROWS (whose nz is the up projection).
+    Floats parts = Floats(GROWS ? uvec2(pc.cnt) : uvec2(pc.nz));
     if (rs && rs_wide && tid < nbp) {
         uint at = 2u * (xrow_rs * nbp + tid);
-        part_h = pc.nz.v[at];
-        part_l = pc.nz.v[at + 1u];
+        part_h = parts.v[at];
+        part_l = parts.v[at + 1u];
     }
     // MOE 1: the slot's expert.
     uint e1 = 0u;
@@ -629,14 +632,14 @@ void main() {
         }
         rsc = mean_scale(hi, lo, pc.ncols, pc.eps);
     } else if (rs) {
-        rsc = parts_scale(pc.nz, xrow_rs, pc.ncols, pc.eps);
+        rsc = parts_scale(parts, xrow_rs, pc.ncols, pc.eps);
     }
     if (GROWS) {
         // The group's rows of the gate (k < NR) and of the up (k ≥ NR), with their expert
         // scales, into shared memory; then act(gate) ⊙ up for the workgroup's 32 rows, four a
         // lane of the first 8, stored and quantized as one chunk.
         [[unroll]] for (uint k = 0u; k < NRT; k++) {
-            float total = group_sum(acc[k], tid, lane);
+            float total = group_sum(acc[k], tid, lane) * rsc;
             if (lane == 0u) {
                 bool up = k >= NR;
                 if (MOE == 1u && live && !up && has_scale()) {

@@ -598,6 +598,7 @@ pub struct VulkanBackend {
     /// The last decode norm recorded by norm_quant.comp (`rms_norm_into`), for an MoE router
     /// recorded right after it that normalizes its own input beside it (matvec.comp's SN).
     last_norm: Mutex<Option<NormOrigin>>,
+
     /// The activation mode (`act_mode`) the last quantized mat-vec asked for: kernels that end
     /// in a mat-vec's input (RMSNorm, gated activations) quantize their output that way too.
     last_mode: std::sync::atomic::AtomicU32,
@@ -797,6 +798,7 @@ impl VulkanBackend {
             attn_count,
             fuse_count,
             last_norm: Mutex::new(None),
+
             profiling: opts.profile,
             tune: t,
             ablating: (!skip.is_empty()).into(),
@@ -2003,8 +2005,8 @@ impl VulkanBackend {
     /// quantization as one Q8_0-style chunk (no counter, no tail); the down-projection on
     /// matvec_dec.comp reads the chunks' own scales (X32; another reader quantizes the activation
     /// afresh). `None` (nothing recorded) where it does not apply: the gate and up differing in
-    /// format or shape, or a workgroup of 8 × the lanes the device cannot take. The arguments as
-    /// `glu_fused`'s (after its own checks).
+    /// format or shape, or a workgroup of (32 / `glu_rows_nr`) × the lanes the device cannot
+    /// take. The arguments as `glu_fused`'s (after its own checks).
     fn glu_rows(
         &self,
         pair: [(&VkWeight, usize); 2],
@@ -2017,11 +2019,12 @@ impl VulkanBackend {
         let [(gw, g0), (uw, u0)] = pair;
         let ntok = moe.map_or(x.rows, |m| m.nslots);
         let expert_bytes = gw.rows() as u64 * gw.row_bytes;
-        // Four rows of each a group, eight groups: the workgroup's 32 rows are one chunk.
-        let (nr, wg) = (4u32, 8 * lpr);
-        // (A deferred norm's input goes to the GLU tail, which applies its scale: GROWS would
-        // settle and quantize it afresh first, two dispatches more.)
-        let fits = x.norm_scale().is_none()
+        // NR rows of each a group, 32 / NR groups: the workgroup's 32 rows are one chunk.
+        let nr = self.tune.glu_rows_nr[moe.is_some() as usize];
+        let wg = 32 / nr * lpr;
+        let up_scale = moe.and_then(|m| m.scales[1]);
+        // A deferred norm's input (RS) puts the norm's parts where the up's expert scales go.
+        let fits = !(x.norm_scale().is_some() && up_scale.is_some())
             && g0 == 0
             && wg.is_multiple_of(64)
             && wg <= self.ctx.info.max_workgroup
@@ -2029,17 +2032,19 @@ impl VulkanBackend {
         if !fits {
             return None;
         }
-        let (q, s, used, _) = self.quant_input(gw.ty, x, false)?;
+        let (q, s, used, scale) = self.quant_input(gw.ty, x, true)?;
         let n = ntok * n_ff;
         let out = self.new_tensor(ntok, n_ff);
         let side = self.new_tensor(1, n / 4 + n / 8); // quants (n bytes), chunk floats
         let slots = glu_dec_moe(moe, 0, out.addr(), expert_bytes, 0);
-        let up_scale = moe.and_then(|m| m.scales[1]);
+        let rs = DecNorm::reading(scale.as_deref());
         let norm = DecNorm {
             nz: uw.buf.address + u0 as u64 * uw.row_bytes,
             side: side.addr(),
             g: self.gelu_table.address,
-            cnt: up_scale.unwrap_or(0),
+            cnt: if rs.rs { rs.nz } else { up_scale.unwrap_or(0) },
+            eps: rs.eps,
+            rs: rs.rs,
             gelu: act == GatedAct::GeGlu,
             grows: true,
             up_scaled: up_scale.is_some(),

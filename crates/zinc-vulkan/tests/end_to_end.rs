@@ -498,10 +498,12 @@ fn moe_routing_ranks_the_same_either_way() {
 /// with the 30B-A3B's expert widths in small (1,024-wide rows, experts of 768: gate and up rows
 /// of 4 Q4_K blocks, down rows of 3 Q6_K blocks), 16 experts with 8 a token and 12 with 3 (groups
 /// of lanes idle in the down's workgroup), on `matvec_dec.comp`'s MoE forms (the profile shows
-/// they ran, the activation in the gate and up's tail): at the default, at 8x16 in workgroups of
-/// 64 (`moe_wg`), 64x64, and 16x32 in workgroups of 256 the logits stay within 1% of their RMS
-/// of 32x32's at every step (float rounding, which now and then tips an 8-bit activation or an
-/// f16 key to its neighbour: up to 0.5% measured on lavapipe by the sixth step), and within 5% of
+/// they ran, the activation in the gate and up's tail, and again with the gate and up
+/// quantizing their own rows, `glu_rows`, but at 64 lanes): at the default, at 8x16 in
+/// workgroups of 64 (`moe_wg`, the tail's), 64x64, and 16x32 in workgroups of 256 the logits
+/// stay within 1% of their RMS of the same form's at 32x32 at every step (float rounding, which
+/// now and then tips an 8-bit activation or an f16 key to its neighbour: up to 0.5% measured on
+/// lavapipe by the sixth step), and in the tail within 5% of
 /// the CPU's; at least one setting differs from 32x32 in its bits (the option takes effect). A
 /// slot dropped at 8 lanes moves them by a tenth of their RMS.
 #[test]
@@ -513,20 +515,20 @@ fn moe_expert_lanes_change_only_the_rounding() {
         let (dir, _, file) = small_qwen3_moe("moe-lanes", (1024, 768), (experts, used));
         let cpu = engine(CpuBackend::new(), &file);
         let lc = forced(&cpu, &prompt, &cont);
-        let gpu = |lanes: Option<(u32, u32)>, wg: Option<u32>| {
+        let gpu = |lanes: Option<(u32, u32)>, wg: Option<u32>, rows: bool| {
             validated(
                 VulkanOptions {
                     threads_per_row: Some(16),
                     decode_kquant: Some((32, 1, 128)),
                     moe_lanes: lanes,
                     moe_wg: wg,
+                    glu_rows: Some(rows),
                     profile: true,
                     ..Default::default()
                 },
                 &file,
             )
         };
-        let base = forced(&gpu(Some((32, 32)), None), &prompt, &cont);
         let mut moved = 0;
         let settings = [
             (None, None),
@@ -534,8 +536,21 @@ fn moe_expert_lanes_change_only_the_rounding() {
             (Some((64, 64)), None),
             (Some((16, 32)), Some(256)),
         ];
-        for (lanes, wg) in settings {
-            let e = gpu(lanes, wg);
+        // Both forms of the gate/up: the tail, and quantizing their own rows (`glu_rows`,
+        // the default, in workgroups of 32 × the lanes: not at 64 lanes, where the tail would
+        // take over, nor in `moe_wg`'s workgroups, which are the tail's).
+        let forms = settings.iter().map(|&s| (s, false));
+        let forms = forms.chain(
+            settings
+                .iter()
+                .filter(|s| s.0 != Some((64, 64)))
+                .map(|&s| (s, true)),
+        );
+        let base =
+            [false, true].map(|rows| forced(&gpu(Some((32, 32)), None, rows), &prompt, &cont));
+        for ((lanes, wg), rows) in forms {
+            let base = &base[rows as usize];
+            let e = gpu(lanes, wg, rows);
             let got = forced(&e, &prompt, &cont);
             // The experts' kernels ran, the activation in the gate/up's tail.
             let ran = kernels_run(&e);
@@ -543,15 +558,23 @@ fn moe_expert_lanes_change_only_the_rounding() {
                 assert!(ran.iter().any(|n| n.starts_with(k)), "{lanes:?}: {ran:?}");
             }
             assert!(!ran.iter().any(|n| n == "glu_quant"), "{lanes:?}: {ran:?}");
-            for (i, ((a, b), c)) in got.iter().zip(&base).zip(&lc).enumerate() {
+            for (i, ((a, b), c)) in got.iter().zip(base).zip(&lc).enumerate() {
                 moved += a.iter().zip(b).any(|(x, y)| x.to_bits() != y.to_bits()) as usize;
                 let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
                 let (dist, scale) = (ms(&d).sqrt(), ms(b).sqrt());
                 assert!(
                     dist < 1e-2 * scale,
-                    "{experts} experts, {used} a token, lanes {lanes:?}, step {i}: {dist} from \
-                     32 lanes' logits (RMS {scale})"
+                    "{experts} experts, {used} a token, lanes {lanes:?}, own rows {rows}, step \
+                     {i}: {dist} from 32 lanes' logits (RMS {scale})"
                 );
+                // (The own rows round the activation in chunks of 32, the CPU in 256-blocks: at
+                // 3 of 12 experts the last prompt token's second-layer router has a near-tie,
+                // 0.297 against 0.301, that the two roundings break differently, so the form is
+                // held to the CPU in `gate_and_up_quantizing_their_own_rows_follow_the_tail`,
+                // at 8 of 16, and here to its own 32x32.)
+                if rows {
+                    continue;
+                }
                 let d: Vec<f32> = a.iter().zip(c).map(|(x, y)| x - y).collect();
                 let (dist, scale) = (ms(&d).sqrt(), ms(c).sqrt());
                 assert!(
@@ -595,20 +618,21 @@ fn gate_and_up_quantizing_their_own_rows_follow_the_tail() {
     // 2 pieces on quarter pairs, Q4_K on sub-block pairs (dense) and without (MoE forms).
     let q6 = GgmlType::Q6_K;
     let q4 = GgmlType::Q4_K;
-    for (what, moe, fused, down, pieces) in [
-        ("dense", false, false, q6, None),
-        ("dense-pairs", false, false, q6, Some(2)),
-        ("dense-q4k", false, false, q4, None),
-        ("moe", true, false, q6, None),
-        ("moe-fused", true, true, q6, None),
-        ("moe-q4k", true, false, q4, None),
+    // Each case also at fewer rows a group of lanes (`glu_rows_nr`: wider workgroups).
+    for (what, moe, fused, down, pieces, nr) in [
+        ("dense", None, false, q6, None, 2),
+        ("dense-pairs", None, false, q6, Some(2), 1),
+        ("dense-q4k", None, false, q4, None, 2),
+        ("moe", Some((16, 8)), false, q6, None, 2),
+        ("moe-fused", Some((16, 8)), true, q6, None, 1),
+        ("moe-q4k", Some((16, 8)), false, q4, None, 2),
     ] {
         let mut spec = small_qwen3(1024, 768);
         spec.wide_type = down;
-        if moe {
+        if let Some((experts, used)) = moe {
             spec.arch = "qwen3moe".into();
-            spec.n_expert = 16;
-            spec.n_expert_used = 8;
+            spec.n_expert = experts;
+            spec.n_expert_used = used;
             spec.fused_gate_up = fused;
             spec.expert_scales = fused;
         }
@@ -617,21 +641,35 @@ fn gate_and_up_quantizing_their_own_rows_follow_the_tail() {
         let file = Arc::new(GgufModel::open(&path).expect("open"));
         let cpu = engine(CpuBackend::new(), &file);
         let lc = forced(&cpu, &prompt, &cont);
-        let gpu = |rows: bool| {
+        let gpu = |rows: bool, nr: Option<u32>, fuse_norm: bool| {
             validated(
                 VulkanOptions {
                     threads_per_row: Some(16),
                     decode_kquant: Some((32, 1, 128)),
                     decode_pieces: pieces,
                     glu_rows: Some(rows),
+                    glu_rows_nr: nr,
+                    fuse_norm: Some(fuse_norm),
                     profile: true,
                     ..Default::default()
                 },
                 &file,
             )
         };
-        let (on, off) = (gpu(true), gpu(false));
+        let (on, off, on_nr) = (
+            gpu(true, None, false),
+            gpu(false, None, false),
+            gpu(true, Some(nr), false),
+        );
+        // With the pre-norms deferred into the residual mat-vecs (`fuse_norm`), the gate/up
+        // apply the norm's scale themselves (RS, its parts where the up's scales would go;
+        // where there are up scales, the tail does).
+        let on_rs = gpu(true, None, true);
         let (l_on, l_off) = (forced(&on, &prompt, &cont), forced(&off, &prompt, &cont));
+        let (l_nr, l_rs) = (
+            forced(&on_nr, &prompt, &cont),
+            forced(&on_rs, &prompt, &cont),
+        );
         let calls = |e: &Engine<VulkanBackend>| -> (u64, u64) {
             let report = e.backend.profile_report().expect("a profile");
             let gate_up = report
@@ -647,17 +685,29 @@ fn gate_and_up_quantizing_their_own_rows_follow_the_tail() {
         };
         let ((c_on, q_on), (c_off, q_off)) = (calls(&on), calls(&off));
         assert!(
-            c_on > 0 && 2 * c_on == c_off,
+            c_on > 0
+                && 2 * c_on == c_off
+                && calls(&on_nr) == (c_on, q_on)
+                // (The up's expert scales and the norm's parts share a push constant: with
+                // both, the tail.)
+                && calls(&on_rs).0 == if spec.expert_scales { c_off } else { c_on },
             "{what}: {c_on} gate/up dispatches against {c_off}"
         );
         assert_eq!(q_on, q_off, "{what}: the down quantized its input again");
-        for (i, ((a, b), c)) in l_on.iter().zip(&l_off).zip(&lc).enumerate() {
-            let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-            let (dist, scale) = (ms(&d).sqrt(), ms(b).sqrt());
-            assert!(
-                dist < 0.03 * scale,
-                "{what}, step {i}: {dist} from the tail's logits (RMS {scale})"
-            );
+        let steps = l_on.iter().zip(&l_off).zip(&lc).zip(l_nr.iter().zip(&l_rs));
+        for (i, (((a, b), c), (n, r))) in steps.enumerate() {
+            for (a, form) in [
+                (a, "4 rows a group"),
+                (n, "fewer rows"),
+                (r, "deferred norms"),
+            ] {
+                let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+                let (dist, scale) = (ms(&d).sqrt(), ms(b).sqrt());
+                assert!(
+                    dist < 0.03 * scale,
+                    "{what}, {form}, step {i}: {dist} from the tail's logits (RMS {scale})"
+                );
+            }
             let d: Vec<f32> = a.iter().zip(c).map(|(x, y)| x - y).collect();
             let (dist, scale) = (ms(&d).sqrt(), ms(c).sqrt());
             assert!(

@@ -106,9 +106,13 @@ pub struct ModelArgs {
     #[arg(long, hide = true)]
     pub vk_fuse_glu: Option<bool>,
     /// Vulkan decode: the gate and up mat-vecs in one dispatch, each workgroup quantizing its
-    /// own 32 rows' activation (kernel tuning; default off).
+    /// own 32 rows' activation (kernel tuning; default on).
     #[arg(long, hide = true)]
     pub vk_glu_rows: Option<bool>,
+    /// Vulkan decode: rows of the gate and of the up a group of lanes takes under
+    /// `--vk-glu-rows` (1, 2 or 4; kernel tuning).
+    #[arg(long, hide = true)]
+    pub vk_glu_rows_nr: Option<u32>,
     /// Vulkan MoE decode: rows a group of lanes in the experts' mat-vecs (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_moe_rows: Option<u32>,
@@ -312,6 +316,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_fuse_norm: a.vk_fuse_norm,
         vk_fuse_glu: a.vk_fuse_glu,
         vk_glu_rows: a.vk_glu_rows,
+        vk_glu_rows_nr: None,
         vk_moe_rows: None,
         vk_moe_lanes: None,
         vk_moe_wg: None,
@@ -402,6 +407,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         fuse_norm: args.vk_fuse_norm,
         fuse_glu: args.vk_fuse_glu,
         glu_rows: args.vk_glu_rows,
+        glu_rows_nr: args.vk_glu_rows_nr,
         moe_rows: args.vk_moe_rows,
         moe_lanes: args.vk_moe_lanes,
         moe_wg: args.vk_moe_wg,
