@@ -126,11 +126,13 @@ layout(push_constant, std430) uniform PC {
     uint expert16; // MOE: an expert's bytes / 16
     uint k;        // MOE
     uint row0;
-    Floats nz;     // FUSE: the next RMSNorm's z; RS: the input norm's partial sums
+    Floats nz;     // FUSE: the next RMSNorm's z; RS: the input norm's partial sums (not
+                   // under GROWS); GROWS: the up projection's row 0 (expert 0)
     Words side;    // FUSE: that norm's q (n bytes), s (n / 2 bytes) and partials, in a row;
                    // GLU: the activation's q and s, in a row
     Floats g;      // FUSE: its weight; GLU: GELU's table (act.glsl)
-    Words cnt;     // FUSE, GLU: a counter per (token, 256-row block), zero between dispatches
+    Words cnt;     // FUSE, GLU: a counter per (token, 256-row block), zero between dispatches;
+                   // GROWS: the up's expert scales (flag 64), or with RS the norm's partials
     float eps;     // RS: the input norm's epsilon
     uint flags;    // 4 x_per_slot, 8 has_scale (MOE); GLU: 16 GELU (else SiLU), 32 the up
                    // projection's dispatch (y the second half), bits 8-9 the activation's
@@ -645,7 +647,7 @@ void main() {
                 if (MOE == 1u && live && !up && has_scale()) {
                     total *= pc.scale.v[e1];
                 }
-                if (MOE == 1u && live && up && (pc.flags & 64u) != 0u) {
+                if (MOE == 1u && live && up && !RS && (pc.flags & 64u) != 0u) {
                     total *= Floats(uvec2(pc.cnt)).v[e1];
                 }
                 grow_v[(up ? 32u : 0u) + grp * NR + k % NR] = total;

@@ -292,7 +292,8 @@ pub(super) struct DecMoe {
 /// The fused-norm part of matvec_dec.comp's push constants. FUSE (`fuse` set: this dispatch
 /// also writes the next RMSNorm, see `FuseOut`): `nz` its `z`, `side` its quants, chunk floats
 /// and partial sums one after another, `g` its weight, `cnt` the counters. RS (`rs` set): the
-/// input is a deferred norm's `z`, `nz` that norm's partial sums, `eps` its epsilon.
+/// input is a deferred norm's `z`, `nz` that norm's partial sums (`cnt` under GROWS), `eps` its
+/// epsilon.
 #[derive(Clone, Copy, Default)]
 pub(super) struct DecNorm {
     pub(super) nz: u64,
@@ -313,8 +314,9 @@ pub(super) struct DecNorm {
     /// GLU: the activation's quantization mode (quant8.glsl).
     pub(super) mode: u32,
     /// GROWS (`VulkanBackend::glu_rows`): the gate and the up in one dispatch, `nz` the up's
-    /// row 0 (of expert 0), `cnt` the up's expert scales where `up_scaled`; the activation's
-    /// output `DecMoe::wts`, its Q8_0-style chunks in `side`.
+    /// row 0 (of expert 0), `cnt` the up's expert scales where `up_scaled` or with RS the
+    /// norm's partial sums (never both); the activation's output `DecMoe::wts`, its Q8_0-style
+    /// chunks in `side`.
     pub(super) grows: bool,
     pub(super) up_scaled: bool,
     /// X32: the input's chunk scales are the chunks' own (mode 1 from GROWS).
@@ -2005,8 +2007,9 @@ impl VulkanBackend {
     /// quantization as one Q8_0-style chunk (no counter, no tail); the down-projection on
     /// matvec_dec.comp reads the chunks' own scales (X32; another reader quantizes the activation
     /// afresh). `None` (nothing recorded) where it does not apply: the gate and up differing in
-    /// format or shape, or a workgroup of (32 / `glu_rows_nr`) × the lanes the device cannot
-    /// take. The arguments as `glu_fused`'s (after its own checks).
+    /// format or shape, a workgroup of (32 / `glu_rows_nr`) × the lanes or its shared memory
+    /// the device cannot take, or a deferred norm's input beside the up's expert scales (both
+    /// would use one push constant). The arguments as `glu_fused`'s (after its own checks).
     fn glu_rows(
         &self,
         pair: [(&VkWeight, usize); 2],
@@ -2023,16 +2026,24 @@ impl VulkanBackend {
         let nr = self.tune.glu_rows_nr[moe.is_some() as usize];
         let wg = 32 / nr * lpr;
         let up_scale = moe.and_then(|m| m.scales[1]);
+        // Shared memory: quant8.glsl's four words an invocation, the lanes' sums, the rows.
+        let shared = 20 * wg as usize + 2048;
         // A deferred norm's input (RS) puts the norm's parts where the up's expert scales go.
         let fits = !(x.norm_scale().is_some() && up_scale.is_some())
             && g0 == 0
             && wg.is_multiple_of(64)
             && wg <= self.ctx.info.max_workgroup
+            && shared <= self.ctx.info.max_shared_memory as usize
             && n_ff / 32 <= 65535;
         if !fits {
             return None;
         }
         let (q, s, used, scale) = self.quant_input(gw.ty, x, true)?;
+        // A cached quantization may carry a scale though `x` is settled (nothing was recorded
+        // then): with up scales, the tail.
+        if scale.is_some() && up_scale.is_some() {
+            return None;
+        }
         let n = ntok * n_ff;
         let out = self.new_tensor(ntok, n_ff);
         let side = self.new_tensor(1, n / 4 + n / 8); // quants (n bytes), chunk floats

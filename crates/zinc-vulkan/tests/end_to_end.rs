@@ -548,16 +548,33 @@ fn moe_expert_lanes_change_only_the_rounding() {
         );
         let base =
             [false, true].map(|rows| forced(&gpu(Some((32, 32)), None, rows), &prompt, &cont));
+        // The experts' gate/up dispatches of each tail setting: the own rows take half.
+        let mut tail_calls = std::collections::HashMap::new();
         for ((lanes, wg), rows) in forms {
             let base = &base[rows as usize];
             let e = gpu(lanes, wg, rows);
             let got = forced(&e, &prompt, &cont);
-            // The experts' kernels ran, the activation in the gate/up's tail.
+            // The experts' kernels ran, the activation in the gate/up's tail or their own.
             let ran = kernels_run(&e);
             for k in ["moe_matvec_dec", "moe_down_combined"] {
                 assert!(ran.iter().any(|n| n.starts_with(k)), "{lanes:?}: {ran:?}");
             }
             assert!(!ran.iter().any(|n| n == "glu_quant"), "{lanes:?}: {ran:?}");
+            let report = e.backend.profile_report().expect("a profile");
+            let gate_up: u64 = report
+                .iter()
+                .filter(|(n, _, _)| n.starts_with("moe_matvec_dec"))
+                .map(|(_, _, c)| c)
+                .sum();
+            if rows {
+                assert_eq!(
+                    2 * gate_up,
+                    tail_calls[&lanes],
+                    "{lanes:?}: the own rows did not run"
+                );
+            } else {
+                tail_calls.insert(lanes, gate_up);
+            }
             for (i, ((a, b), c)) in got.iter().zip(base).zip(&lc).enumerate() {
                 moved += a.iter().zip(b).any(|(x, y)| x.to_bits() != y.to_bits()) as usize;
                 let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
@@ -624,8 +641,8 @@ fn gate_and_up_quantizing_their_own_rows_follow_the_tail() {
         ("dense-pairs", None, false, q6, Some(2), 1),
         ("dense-q4k", None, false, q4, None, 2),
         ("moe", Some((16, 8)), false, q6, None, 2),
-        ("moe-fused", Some((16, 8)), true, q6, None, 1),
-        ("moe-q4k", Some((16, 8)), false, q4, None, 2),
+        ("moe-fused", Some((16, 8)), true, q6, None, 2),
+        ("moe-q4k", Some((16, 8)), false, q4, None, 4),
     ] {
         let mut spec = small_qwen3(1024, 768);
         spec.wide_type = down;
@@ -693,12 +710,29 @@ fn gate_and_up_quantizing_their_own_rows_follow_the_tail() {
                 && calls(&on_rs).0 == if spec.expert_scales { c_off } else { c_on },
             "{what}: {c_on} gate/up dispatches against {c_off}"
         );
+        // The deferred norms ran: fewer norm dispatches, and the gate/up did not settle them
+        // (rscale), but for one (the prompt's last row, gathered before the output norm).
+        let norms = |e: &Engine<VulkanBackend>, k: &str| -> u64 {
+            let report = e.backend.profile_report().expect("a profile");
+            report
+                .iter()
+                .filter(|(n, _, _)| n == k)
+                .map(|(_, _, c)| c)
+                .sum()
+        };
+        assert!(
+            norms(&on_rs, "norm_quant") < norms(&on, "norm_quant") && norms(&on_rs, "rscale") <= 1,
+            "{what}: the deferred norms did not run: {} norm_quant against {}, {} rscale",
+            norms(&on_rs, "norm_quant"),
+            norms(&on, "norm_quant"),
+            norms(&on_rs, "rscale")
+        );
         assert_eq!(q_on, q_off, "{what}: the down quantized its input again");
         let steps = l_on.iter().zip(&l_off).zip(&lc).zip(l_nr.iter().zip(&l_rs));
         for (i, (((a, b), c), (n, r))) in steps.enumerate() {
             for (a, form) in [
-                (a, "4 rows a group"),
-                (n, "fewer rows"),
+                (a, "the default rows a group"),
+                (n, "other rows a group"),
                 (r, "deferred norms"),
             ] {
                 let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();

@@ -120,8 +120,8 @@ pub struct ModelArgs {
     /// (kernel tuning).
     #[arg(long, hide = true, value_parser = parse_pair)]
     pub vk_moe_lanes: Option<(u32, u32)>,
-    /// Vulkan MoE decode: invocations a workgroup of the experts' gate and up mat-vecs (kernel
-    /// tuning).
+    /// Vulkan MoE decode: invocations a workgroup of the experts' gate and up mat-vecs in the
+    /// activation's tail, with `--vk-glu-rows false` (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_moe_wg: Option<u32>,
     /// Vulkan MoE decode: the router's mat-vec also routes (kernel comparisons).

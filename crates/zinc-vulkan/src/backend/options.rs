@@ -884,6 +884,13 @@ mod tests {
             ),
             (
                 VulkanOptions {
+                    glu_rows_nr: Some(3),
+                    ..Default::default()
+                },
+                "gate/up rows a group of lanes 3",
+            ),
+            (
+                VulkanOptions {
                     moe_wg: Some(96),
                     ..Default::default()
                 },
