@@ -28,6 +28,17 @@ fn validated(opts: VulkanOptions, file: &Arc<GgufModel>) -> Engine<VulkanBackend
     engine(b, file)
 }
 
+/// Dispatches a profiling Vulkan engine has recorded of the kernels (profile labels) `which`
+/// takes.
+fn kernel_calls(e: &Engine<VulkanBackend>, which: impl Fn(&str) -> bool) -> u64 {
+    let report = e.backend.profile_report().expect("a profile");
+    report
+        .iter()
+        .filter(|(n, _, _)| which(n))
+        .map(|(_, _, c)| c)
+        .sum()
+}
+
 /// The shaders (profile labels) a profiling Vulkan engine has run.
 fn kernels_run(e: &Engine<VulkanBackend>) -> Vec<String> {
     e.backend
@@ -560,12 +571,7 @@ fn moe_expert_lanes_change_only_the_rounding() {
                 assert!(ran.iter().any(|n| n.starts_with(k)), "{lanes:?}: {ran:?}");
             }
             assert!(!ran.iter().any(|n| n == "glu_quant"), "{lanes:?}: {ran:?}");
-            let report = e.backend.profile_report().expect("a profile");
-            let gate_up: u64 = report
-                .iter()
-                .filter(|(n, _, _)| n.starts_with("moe_matvec_dec"))
-                .map(|(_, _, c)| c)
-                .sum();
+            let gate_up = kernel_calls(&e, |n| n.starts_with("moe_matvec_dec"));
             if rows {
                 assert_eq!(
                     2 * gate_up,
@@ -687,18 +693,10 @@ fn gate_and_up_quantizing_their_own_rows_follow_the_tail() {
             forced(&on_nr, &prompt, &cont),
             forced(&on_rs, &prompt, &cont),
         );
-        let calls = |e: &Engine<VulkanBackend>| -> (u64, u64) {
-            let report = e.backend.profile_report().expect("a profile");
-            let gate_up = report
-                .iter()
-                .filter(|(n, _, _)| {
-                    let n_ff = format!(" {}×1024", spec.n_ff);
-                    n.ends_with(&n_ff) && n.contains("matvec_dec")
-                })
-                .map(|(_, _, c)| c)
-                .sum();
-            let quant = report.iter().filter(|(n, _, _)| n == "quant_act");
-            (gate_up, quant.map(|(_, _, c)| c).sum())
+        let n_ff = format!(" {}×1024", spec.n_ff);
+        let calls = |e: &Engine<VulkanBackend>| {
+            let gate_up = kernel_calls(e, |n| n.ends_with(&n_ff) && n.contains("matvec_dec"));
+            (gate_up, kernel_calls(e, |n| n == "quant_act"))
         };
         let ((c_on, q_on), (c_off, q_off)) = (calls(&on), calls(&off));
         assert!(
@@ -712,14 +710,7 @@ fn gate_and_up_quantizing_their_own_rows_follow_the_tail() {
         );
         // The deferred norms ran: fewer norm dispatches, and the gate/up did not settle them
         // (rscale), but for one (the prompt's last row, gathered before the output norm).
-        let norms = |e: &Engine<VulkanBackend>, k: &str| -> u64 {
-            let report = e.backend.profile_report().expect("a profile");
-            report
-                .iter()
-                .filter(|(n, _, _)| n == k)
-                .map(|(_, _, c)| c)
-                .sum()
-        };
+        let norms = |e: &Engine<VulkanBackend>, k: &str| kernel_calls(e, |n| n == k);
         assert!(
             norms(&on_rs, "norm_quant") < norms(&on, "norm_quant") && norms(&on_rs, "rscale") <= 1,
             "{what}: the deferred norms did not run: {} norm_quant against {}, {} rscale",
