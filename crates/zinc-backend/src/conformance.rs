@@ -966,6 +966,125 @@ pub fn run<B: Backend>(
         out.push(judge(case, &got, &sep, |_| 0.0));
     }
 
+    // Attention with its inputs' preparation (`prep_attention`: a backend may do the q/k
+    // norms, RoPE and K/V store inside its decode attention): the same bits as
+    // `qk_norm_rope_store` then `attention` on this backend, over a cache already holding
+    // `first` positions — one slice or several (the new key in the last), windowed, with and
+    // without norms — and the cache it leaves read by another attention.
+    for (style, head_dim, n_rot, nq, nk, q_norm, k_norm, rows, first, window) in [
+        (
+            RopeStyle::Neox,
+            128usize,
+            128usize,
+            4usize,
+            2usize,
+            true,
+            true,
+            1usize,
+            2usize,
+            None,
+        ),
+        (RopeStyle::Neox, 128, 128, 8, 2, true, true, 1, 700, None),
+        (RopeStyle::Neox, 128, 128, 4, 4, true, true, 1, 1300, None),
+        (RopeStyle::Norm, 64, 32, 8, 2, true, false, 1, 41, None),
+        (
+            RopeStyle::Norm,
+            64,
+            64,
+            3,
+            1,
+            false,
+            false,
+            1,
+            600,
+            Some(100usize),
+        ),
+        (RopeStyle::Neox, 64, 64, 16, 2, false, true, 1, 130, None),
+        (RopeStyle::Neox, 64, 64, 4, 2, true, true, 3, 600, None),
+    ] {
+        let case = format!(
+            "prep_attention {style:?} head_dim={head_dim} n_rot={n_rot} heads={nq}/{nk} norms={q_norm}/{k_norm} rows={rows} from={first} window={window:?}"
+        );
+        if !want(&case) {
+            continue;
+        }
+        let nw = weight(&format!("norm.{head_dim}"))?;
+        let (qn, kn) = (q_norm.then_some(&nw), k_norm.then_some(&nw));
+        let (qc, kc) = (nq * head_dim, nk * head_dim);
+        let ctx = first + rows + 4;
+        let (k0, v0) = (randn(&mut rng, first * kc), randn(&mut rng, first * kc));
+        let (qv, kv, vv) = (
+            randn(&mut rng, rows * qc),
+            randn(&mut rng, rows * kc),
+            randn(&mut rng, rows * kc),
+        );
+        let before: Vec<u32> = (0..first as u32).collect();
+        let positions: Vec<u32> = (first as u32..(first + rows) as u32).collect();
+        let rope = RopeParams {
+            style,
+            n_rot,
+            freq_base: 1_000_000.0,
+            freq_scale: 1.0,
+        };
+        let ap = AttnParams {
+            n_head: nq,
+            n_head_kv: nk,
+            head_dim,
+            scale: 0.3,
+            window,
+        };
+        let mut caches = Vec::new();
+        for _ in 0..2 {
+            let mut c = b.kv_cache(ctx, &[kc]);
+            if first > 0 {
+                let (kt, vt) = (b.tensor_from(&k0, first, kc), b.tensor_from(&v0, first, kc));
+                b.kv_store(&mut c, 0, &kt, &vt, &before)
+                    .map_err(|e| e.to_string())?;
+            }
+            caches.push(c);
+        }
+        let (mut c2, mut c1) = (caches.pop().expect("two"), caches.pop().expect("two"));
+        let vt = b.tensor_from(&vv, rows, kc);
+        let (mut q1, mut k1) = (b.tensor_from(&qv, rows, qc), b.tensor_from(&kv, rows, kc));
+        b.qk_norm_rope_store(
+            &mut q1,
+            &mut k1,
+            &vt,
+            (qn, kn),
+            1e-6,
+            head_dim,
+            &positions,
+            &rope,
+            &mut c1,
+            0,
+        )
+        .map_err(|e| e.to_string())?;
+        let a1 = b.read(&b.attention(&q1, &c1, 0, &positions, &ap));
+        let a2 = b
+            .prep_attention(
+                b.tensor_from(&qv, rows, qc),
+                b.tensor_from(&kv, rows, kc),
+                &vt,
+                (qn, kn),
+                1e-6,
+                &positions,
+                &rope,
+                &mut c2,
+                0,
+                &ap,
+            )
+            .map_err(|e| e.to_string())?;
+        let a2 = b.read(&a2);
+        // What it left in the cache, read by the separate path's queries.
+        let a3 = b.read(&b.attention(&q1, &c2, 0, &positions, &ap));
+        let want64: Vec<f64> = [a1.clone(), a1]
+            .concat()
+            .iter()
+            .map(|&x| x as f64)
+            .collect();
+        out.push(judge(case, &[a2, a3].concat(), &want64, |_| 0.0));
+    }
+
     // Kernels that quantize their output for the next mat-vec (a pre-norm read by three
     // projections, a gated activation read by the down-projection): the same numbers as the
     // f32 output read back and multiplied anew, and as the reference product.

@@ -314,6 +314,38 @@ pub trait Backend: Send + Sync {
         self.kv_store(cache, layer, k, v, positions)
     }
 
+    /// `qk_norm_rope_store` then `attention` of its rows: the same numbers, which a backend may
+    /// produce in one step (the Vulkan backend's decode attention does the first's work itself).
+    /// `q` and `k` are taken: what they hold after is the backend's.
+    #[allow(clippy::too_many_arguments)]
+    fn prep_attention(
+        &self,
+        mut q: Self::Tensor,
+        mut k: Self::Tensor,
+        v: &Self::Tensor,
+        norms: (Option<&Self::Weight>, Option<&Self::Weight>),
+        eps: f32,
+        positions: &[u32],
+        rope: &RopeParams,
+        cache: &mut Self::KvCache,
+        layer: usize,
+        attn: &AttnParams,
+    ) -> Result<Self::Tensor, BackendError> {
+        self.qk_norm_rope_store(
+            &mut q,
+            &mut k,
+            v,
+            norms,
+            eps,
+            attn.head_dim,
+            positions,
+            rope,
+            cache,
+            layer,
+        )?;
+        Ok(self.attention(&q, cache, layer, positions, attn))
+    }
+
     /// Causal attention of each query row (at `positions`) over the cache of `layer`.
     fn attention(
         &self,

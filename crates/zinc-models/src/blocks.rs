@@ -272,11 +272,15 @@ impl<B: Backend> Attention<B> {
                 (q, k, v)
             }
         };
+        let norms = (self.q_norm.as_ref(), self.k_norm.as_ref());
+        if q_scale.is_none() && hp.head_dim == attn.head_dim {
+            return Ok(b.prep_attention(q, k, &v, norms, eps, positions, rope, cache, layer, attn)?);
+        }
         b.qk_norm_rope_store(
             &mut q,
             &mut k,
             &v,
-            (self.q_norm.as_ref(), self.k_norm.as_ref()),
+            norms,
             eps,
             hp.head_dim,
             positions,

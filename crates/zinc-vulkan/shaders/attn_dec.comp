@@ -2,6 +2,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_buffer_reference_uvec2 : require
 // attn_dec.comp — split-K attention for decode steps, with the query heads that share a KV head
 // together: each slice of keys is read once for all of them, as 16-byte vectors by neighbouring
 // invocations. Buffers and partials as attn_split.comp (pass 2 is attn_combine.comp, or the merge
@@ -28,15 +29,26 @@
 // last workgroup of a (row, group of G heads) to finish (a counter, device-scope atomics) merges them
 // as attn_combine.comp does — one dispatch for the whole attention — and may quantize the
 // result for the out-projection (quant8.glsl; G·HD a multiple of the block).
+// PREP (a decode step of one row, nrows = 1): qk_prep.comp's work done here — `q` holds the raw
+// queries, and every workgroup normalizes and rotates its own G heads; where its slice holds the
+// row's own position, it also makes the KV head's new key and value from the raw ones and reads
+// them from shared memory, and the first workgroup of the KV head stores them in the cache (no
+// other workgroup of the dispatch reads that position from the cache: one stage fewer a layer).
+// `prm` holds, as u32 words: 0–1 the raw keys' address, 2–3 the raw values', 4–5 the query norm's
+// weights', 6–7 the key norm's (rows of nrows × n_head_kv·HD, weights of HD), 8 n_rot, 9 neox,
+// 10 freq_base, 11 freq_scale, 12 eps (f32 bits), 13 flags (bit 0: norm the queries, bit 1: the
+// keys) — qk_prep.comp's push constants of the same names.
 
 #include "common.glsl"
 
 layout(constant_id = 0) const uint HD = 128;
 layout(constant_id = 1) const uint G = 4;
 layout(constant_id = 2) const uint LPK = 16;
-// 3 = MERGE: 1 where this dispatch merges (push `merge`): only then do partials go through
-// coherent stores, which cost long contexts' many slices on NVIDIA.
-layout(constant_id = 3) const uint MERGE = 0;
+// 3 = FLAGS: bit 0 MERGE, 1 where this dispatch merges (push `merge`): only then do partials go
+// through coherent stores, which cost long contexts' many slices on NVIDIA; bit 1 PREP (below).
+layout(constant_id = 3) const uint FLAGS = 0;
+const uint MERGE = FLAGS & 1u;
+const uint PREP = (FLAGS >> 1u) & 1u;
 layout(constant_id = 4) const uint WG = 128;
 layout(local_size_x_id = 4) in;
 
@@ -66,9 +78,13 @@ layout(push_constant, std430) uniform PC {
     uint mode;    // merge or direct: 0 f32 only, else the activation mode of o's quantization
     uint group;   // query heads per KV head
     uint direct;  // 1: one slice, the output written here (see above)
+    Words prm;    // PREP: its parameters (see prep below)
 } pc;
 
 #include "quant8.glsl"
+#define DFLOAT_SHUFFLE 1
+#include "dfloat.glsl"
+#include "rope.glsl"
 
 const float NEG_BIG = -3.0e38; // the empty-slice sentinel; keeps exp() arguments finite
 const uint SL_MAX = 1024u;
@@ -84,6 +100,121 @@ shared float ml[3u * 8u]; // per head: m, l, then (from 16) 1 / l for the output
 shared uint is_last;
 const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (MERGE_SPLITS)
 shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
+shared float kf[HD];     // PREP: the row's new key, normed and rotated
+shared float nws[2u * HD]; // PREP: the query norm's weights, then the key norm's
+shared uint kn[HD / 2u]; // PREP: the new key as the cache stores it (f16 pairs)
+shared uint vn[HD / 2u]; // PREP: the new value likewise
+shared float hsc[9];     // PREP: each head's norm scale (the G queries, then the key)
+
+// PREP: the queries of row t's G heads h0 .. into qs, normed (the scale a double-float sum of
+// squares, as rms.glsl's; then (x · scale) · w) and rotated (rope.glsl), as qk_prep.comp makes
+// them; where `has_new`, the KV head's new key likewise into kf and kn, and its value into vn,
+// both rounded to f16 as the cache holds them, and stored in the cache where `writer`. Every
+// invocation calls it (it holds barriers); the queries are ready after its last barrier.
+void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid) {
+    Words prm = pc.prm;
+    Floats kraw = Floats(uvec2(prm.v[0], prm.v[1]));
+    Floats vraw = Floats(uvec2(prm.v[2], prm.v[3]));
+    Floats qw = Floats(uvec2(prm.v[4], prm.v[5]));
+    Floats kw = Floats(uvec2(prm.v[6], prm.v[7]));
+    uint n_rot = prm.v[8];
+    bool neox = prm.v[9] != 0u;
+    float freq_base = uintBitsToFloat(prm.v[10]);
+    float freq_scale = uintBitsToFloat(prm.v[11]);
+    float eps = uintBitsToFloat(prm.v[12]);
+    bool qnorm = (prm.v[13] & 1u) != 0u;
+    bool knorm = (prm.v[13] & 2u) != 0u;
+    uint kv_dim = pc.n_head_kv * HD;
+    uint qbase = (t * pc.n_head + h0) * HD;
+    uint kbase = t * kv_dim + kvh * HD;
+    uint dst = (p * kv_dim + kvh * HD) / 2u; // the position's half pairs in the caches
+    // Every load first: the raw queries, the norms' weights, the raw key and value.
+    for (uint i = tid; i < G * HD; i += WG) {
+        qs[i] = pc.q.v[qbase + i];
+    }
+    for (uint i = tid; i < HD; i += WG) {
+        nws[i] = qnorm ? qw.v[i] : 1.0;
+        nws[HD + i] = knorm ? kw.v[i] : 1.0;
+    }
+    if (has_new) { // uniform over the workgroup
+        for (uint i = tid; i < HD; i += WG) {
+            kf[i] = kraw.v[kbase + i];
+        }
+        for (uint i = tid; i < HD / 2u; i += WG) {
+            uint h = packHalf2x16(vec2(vraw.v[kbase + 2u * i], vraw.v[kbase + 2u * i + 1u]));
+            vn[i] = h;
+            if (writer) {
+                pc.vc.v[dst + i] = h;
+            }
+        }
+    }
+    barrier();
+    // Each head's scale, a subgroup a head: its lanes add their values' squares in order, then
+    // pair the sums by shuffles.
+    uint heads = G + (has_new ? 1u : 0u);
+    uint sgs = gl_SubgroupSize;
+    uint nsg = WG / sgs;
+    uint sg = tid / sgs;
+    uint lane = gl_SubgroupInvocationID;
+    for (uint hh = sg; hh < heads; hh += nsg) { // uniform over the subgroup
+        bool is_k = hh == G;
+        if (is_k ? knorm : qnorm) {
+            precise float hi = 0.0;
+            precise float lo = 0.0;
+            for (uint j = lane; j < HD; j += sgs) {
+                add_square(hi, lo, is_k ? kf[j] : qs[hh * HD + j]);
+            }
+            for (uint st = 1u; st < sgs; st *= 2u) {
+                two_sum_pair(hi, lo, st, (lane & st) == 0u);
+            }
+            if (lane == 0u) {
+                hsc[hh] = mean_scale(hi, lo, HD, eps);
+            }
+        }
+    }
+    barrier();
+    for (uint i = tid; i < heads * HD; i += WG) {
+        uint hh = i / HD;
+        uint j = i % HD;
+        if (hh == G) {
+            if (knorm) {
+                kf[j] = (kf[j] * hsc[hh]) * nws[HD + j];
+            }
+        } else if (qnorm) {
+            qs[i] = (qs[i] * hsc[hh]) * nws[j];
+        }
+    }
+    barrier();
+    // RoPE, an invocation a pair (an odd n_rot's last dimension stays as it is).
+    uint half_rot = n_rot / 2u;
+    for (uint i = tid; i < heads * half_rot; i += WG) {
+        uint hh = i / half_rot;
+        uint pi = i % half_rot;
+        uint a = hh * HD + (neox ? pi : 2u * pi);
+        uint b = hh * HD + (neox ? pi + half_rot : 2u * pi + 1u);
+        if (hh == G) {
+            vec2 r = rope_pair(vec2(kf[a - G * HD], kf[b - G * HD]), p, pi, n_rot, freq_base,
+                               freq_scale);
+            kf[a - G * HD] = r.x;
+            kf[b - G * HD] = r.y;
+        } else {
+            vec2 r = rope_pair(vec2(qs[a], qs[b]), p, pi, n_rot, freq_base, freq_scale);
+            qs[a] = r.x;
+            qs[b] = r.y;
+        }
+    }
+    barrier();
+    if (has_new) {
+        for (uint i = tid; i < HD / 2u; i += WG) {
+            uint h = packHalf2x16(vec2(kf[2u * i], kf[2u * i + 1u]));
+            kn[i] = h;
+            if (writer) {
+                pc.kc.v[dst + i] = h;
+            }
+        }
+    }
+    barrier();
+}
 
 // The output of the workgroup's G heads of row t: qs[i] (head i / HD's unnormalized sums)
 // times ml[16 + head] (its 1 / L), written to o and, with a mode, quantized by the whole
@@ -118,14 +249,22 @@ void main() {
     uint kvh = h0 / pc.group; // the KV head of all G
     uint qbase = (t * pc.n_head + h0) * HD; // the G heads are consecutive
 
-    for (uint i = tid; i < G * HD; i += WG) {
-        qs[i] = pc.q.v[qbase + i];
-    }
     uint p = pc.pos.v[t];
     uint lo = (pc.window > 0u && p + 1u > pc.window) ? p + 1u - pc.window : 0u;
     uint begin = lo + sp * pc.split_len;
     uint end = min(p + 1u, lo + (sp + 1u) * pc.split_len); // keys [begin, end)
-    barrier();
+    // PREP: the slice index of the row's own key, where this slice holds it (else past it).
+    uint inew = 0xFFFFFFFFu;
+    if (PREP == 1u) {
+        bool has_new = begin <= p && p < end;
+        prep(t, h0, kvh, p, has_new, has_new && h0 % pc.group == 0u, tid);
+        inew = has_new ? p - begin : inew;
+    } else {
+        for (uint i = tid; i < G * HD; i += WG) {
+            qs[i] = pc.q.v[qbase + i];
+        }
+        barrier();
+    }
 
     // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
     // are in flight together.
@@ -145,7 +284,12 @@ void main() {
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint j = j0 + slot + u * KPP;
                 // Dimensions d0 .. d0 + 7 of key j: one vector of 8 halves.
-                w[u] = j < end ? k4.v[(j * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+                if (PREP == 1u && j - begin == inew) {
+                    uint e = d0 / 2u;
+                    w[u] = uvec4(kn[e], kn[e + 1u], kn[e + 2u], kn[e + 3u]);
+                } else {
+                    w[u] = j < end ? k4.v[(j * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+                }
             }
             [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
                 if (gi < G) {
@@ -225,7 +369,12 @@ void main() {
             uvec4 w[U];
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
-                w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+                if (PREP == 1u && i == inew) {
+                    uint e = d0 / 2u;
+                    w[u] = uvec4(vn[e], vn[e + 1u], vn[e + 2u], vn[e + 3u]);
+                } else {
+                    w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+                }
             }
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;

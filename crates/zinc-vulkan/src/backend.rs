@@ -233,6 +233,46 @@ struct AttnDecPlan {
     wg: u32,
 }
 
+/// What attn_dec.comp's PREP needs beyond the attention: the raw keys and values of the row,
+/// the q/k norms (where the model has them) and RoPE (`Backend::prep_attention`).
+struct Prep<'a> {
+    k: &'a VkTensor,
+    v: &'a VkTensor,
+    norms: (Option<&'a VkWeight>, Option<&'a VkWeight>),
+    eps: f32,
+    rope: &'a RopeParams,
+}
+
+/// Whether qk_prep.comp (or attn_dec.comp's PREP) takes these inputs: heads of an even
+/// dimension up to 512, n_rot within it, norms of one head, a row a position.
+#[allow(clippy::too_many_arguments)]
+fn prep_fits(
+    q: &VkTensor,
+    k: &VkTensor,
+    v: &VkTensor,
+    norms: (Option<&VkWeight>, Option<&VkWeight>),
+    head_dim: usize,
+    positions: &[u32],
+    rope: &RopeParams,
+    kv_dim: usize,
+) -> bool {
+    let head_norm = |n: Option<&VkWeight>| {
+        n.is_none_or(|w| w.dims.iter().product::<u64>() as usize == head_dim)
+    };
+    head_dim.is_multiple_of(2)
+        && (2..=512).contains(&head_dim)
+        && rope.n_rot <= head_dim
+        && q.cols.is_multiple_of(head_dim)
+        && k.cols == kv_dim
+        && v.cols == kv_dim
+        && kv_dim.is_multiple_of(head_dim)
+        && q.rows == positions.len()
+        && k.rows == q.rows
+        && v.rows == q.rows
+        && head_norm(norms.0)
+        && head_norm(norms.1)
+}
+
 /// Counters of attn_dec.comp's merge: one per workgroup of a decode step's heads.
 const ATTN_COUNTERS: usize = 4096;
 /// Counters of matvec_dec.comp's FUSE: one per (token, 256-row block) of a decode step's rows.
@@ -2373,11 +2413,19 @@ impl VulkanBackend {
                 .unwrap_or(1);
             (split_len, heads)
         };
-        // qs, ps, red, ml, is_last, wexp, and quant8.glsl's four arrays of WG words.
+        // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words and PREP's.
         let h = heads;
         let fits = |wg: u32| {
-            let shared =
-                4 * (h * hd + h * 1024 + h * lpk * 8 + 24 + 1 + 8 * MERGE_SPLITS + 4 * wg as usize);
+            let prep = 4 * hd + 9; // kf, nws, kn, vn, hsc
+            let shared = 4
+                * (h * hd
+                    + h * 1024
+                    + h * lpk * 8
+                    + 24
+                    + 1
+                    + 8 * MERGE_SPLITS
+                    + 4 * wg as usize
+                    + prep);
             shared <= self.ctx.info.max_shared_memory as usize
         };
         // The workgroup: as given, else 256 invocations for slices of 256 keys or more where
@@ -2395,6 +2443,140 @@ impl VulkanBackend {
             direct,
             wg,
         })
+    }
+
+    /// Whether a decode attention of `rows` rows at `positions` goes to attn_dec.comp (where
+    /// its plan fits, `attn_dec`).
+    fn attn_dec_takes(&self, rows: usize, positions: &[u32], p: &AttnParams) -> bool {
+        let max_pos = positions.iter().copied().max().unwrap_or(0) as usize;
+        let keys = p.window.map_or(max_pos + 1, |w| w.min(max_pos + 1));
+        rows == 1 && (keys > SPLIT_KV || !self.tune.cpu_attention)
+    }
+
+    /// A decode step's attention on attn_dec.comp, where its plan fits (else `None`, nothing
+    /// recorded); with `prep`, the raw q/k/v of its one row normed, rotated and stored by the
+    /// same dispatch (its PREP: qk_prep.comp's work, the caller having checked `prep_fits`).
+    fn attn_dec(
+        &self,
+        q: &VkTensor,
+        cache: &VkKvCache,
+        layer: usize,
+        positions: &[u32],
+        p: &AttnParams,
+        prep: Option<&Prep<'_>>,
+    ) -> Option<VkTensor> {
+        let max_pos = positions.iter().copied().max().unwrap_or(0) as usize;
+        let window = p.window.unwrap_or(0) as u32;
+        let keys = p.window.map_or(max_pos + 1, |w| w.min(max_pos + 1));
+        let target = self.quant_target(1, p.n_head * p.head_dim);
+        let block = target.as_ref().map(|t| if t.0 == 1 { 32 } else { 256 });
+        let plan = self.attn_dec_plan(p, keys, block)?;
+        let prm = match prep {
+            Some(r) => {
+                self.settle(q);
+                self.settle(r.k);
+                self.settle(r.v);
+                let addr = |a: u64| [a as u32, (a >> 32) as u32];
+                let flags = r.norms.0.is_some() as u32 | (r.norms.1.is_some() as u32) << 1;
+                let words: Vec<u32> = [
+                    addr(r.k.addr()),
+                    addr(r.v.addr()),
+                    addr(r.norms.0.map_or(0, |w| w.buf.address)),
+                    addr(r.norms.1.map_or(0, |w| w.buf.address)),
+                ]
+                .concat()
+                .into_iter()
+                .chain([
+                    r.rope.n_rot as u32,
+                    (r.rope.style == RopeStyle::Neox) as u32,
+                    r.rope.freq_base.to_bits(),
+                    r.rope.freq_scale.to_bits(),
+                    r.eps.to_bits(),
+                    flags,
+                ])
+                .collect();
+                self.upload(&u32s(&words))
+            }
+            None => 0,
+        };
+        let out = self.new_tensor(q.rows, p.n_head * p.head_dim);
+        let pos = self.upload(&u32s(positions));
+        // Query heads of a KV head together (attn_dec.comp): with one slice (`direct`)
+        // each workgroup writes and quantizes its heads' output; else the slices are
+        // merged and the output quantized for the out-projection by attn_combine.comp
+        // (or, with `attn_merge`, by the last workgroup of each group of heads where
+        // they make whole blocks: one dispatch).
+        let AttnDecPlan {
+            lpk,
+            split_len,
+            heads,
+            direct,
+            wg,
+        } = plan;
+        let nsplit = keys.div_ceil(split_len);
+        let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
+        let whole = block.is_some_and(|b| (heads * p.head_dim).is_multiple_of(b));
+        let target = target.filter(|_| whole);
+        // Merged in place only where asked (`attn_merge`) and for a few slices: on the
+        // H200 attn_combine.comp is faster at short contexts as well as long ones
+        // (Qwen3-8B at 4,096 tokens, slices then chosen for about 64: 147 → 131 tok/s
+        // merged in place).
+        let workgroups = p.n_head / heads;
+        let merge = !direct
+            && self.tune.attn_merge
+            && workgroups <= ATTN_COUNTERS
+            && nsplit <= MERGE_SPLITS;
+        let (mode, qa, sa) = target
+            .as_ref()
+            .filter(|_| merge || direct)
+            .map_or((0, 0, 0), |(m, qb, sb)| (*m, qb.addr(), sb.addr()));
+        let pc = Push::new()
+            .addr(q.addr())
+            .addr(cache.k[layer].address)
+            .addr(cache.v[layer].address)
+            .addr(out.addr())
+            .addr(pos)
+            .addr(part.as_ref().map_or(0, |t| t.addr()))
+            .addr(qa)
+            .addr(sa)
+            .addr(self.attn_count.address)
+            .u32(p.n_head as u32)
+            .u32(p.n_head_kv as u32)
+            .u32(p.head_dim as u32)
+            .u32(q.rows as u32)
+            .f32(p.scale)
+            .u32(window)
+            .u32((max_pos + 1) as u32)
+            .u32(split_len as u32)
+            .u32(merge as u32)
+            .u32(mode)
+            .u32((p.n_head / p.n_head_kv) as u32)
+            .u32(direct as u32)
+            .addr(prm);
+        let g = [workgroups as u32, 1, nsplit as u32];
+        let spec = [
+            p.head_dim as u32,
+            heads as u32,
+            lpk as u32,
+            merge as u32 | (prep.is_some() as u32) << 1,
+            wg,
+            self.tune.attn_ahead,
+        ];
+        let label = if prep.is_some() {
+            "attn_prep"
+        } else {
+            "attn_dec"
+        };
+        self.run_labeled("attn_dec", label, spec, g, pc, None, false);
+        match part {
+            Some(part) if !merge => self.attn_combine(&part, &out, p, nsplit),
+            _ => {
+                if let (Some((m, qb, sb)), true) = (target, mode != 0) {
+                    self.quant_primed(&out, m, qb, sb);
+                }
+            }
+        }
+        Some(out)
     }
 
     fn scale_buffer(&self, s: Option<&[f32]>) -> Option<u64> {
@@ -2845,21 +3027,7 @@ impl Backend for VulkanBackend {
         self.settle(k);
         self.settle(v);
         let kv_dim = cache.dims[layer];
-        let head_norm = |n: Option<&VkWeight>| {
-            n.is_none_or(|w| w.dims.iter().product::<u64>() as usize == head_dim)
-        };
-        let fits = head_dim.is_multiple_of(2)
-            && (2..=512).contains(&head_dim)
-            && rope.n_rot <= head_dim
-            && q.cols.is_multiple_of(head_dim)
-            && k.cols == kv_dim
-            && v.cols == kv_dim
-            && kv_dim.is_multiple_of(head_dim)
-            && q.rows == positions.len()
-            && k.rows == q.rows
-            && v.rows == q.rows
-            && head_norm(norms.0)
-            && head_norm(norms.1);
+        let fits = prep_fits(q, k, v, norms, head_dim, positions, rope, kv_dim);
         if !fits {
             if let Some(n) = norms.0 {
                 self.rms_norm(q, n, eps);
@@ -2904,6 +3072,49 @@ impl Backend for VulkanBackend {
         Ok(())
     }
 
+    fn prep_attention(
+        &self,
+        mut q: VkTensor,
+        mut k: VkTensor,
+        v: &VkTensor,
+        norms: (Option<&VkWeight>, Option<&VkWeight>),
+        eps: f32,
+        positions: &[u32],
+        rope: &RopeParams,
+        cache: &mut VkKvCache,
+        layer: usize,
+        attn: &AttnParams,
+    ) -> Result<VkTensor, BackendError> {
+        let hd = attn.head_dim;
+        let kv_dim = cache.dims[layer];
+        let one = positions.len() == 1
+            && q.cols == attn.n_head * hd
+            && kv_dim == attn.n_head_kv * hd
+            && prep_fits(&q, &k, v, norms, hd, positions, rope, kv_dim);
+        if self.tune.fuse_prep && one && self.attn_dec_takes(1, positions, attn) {
+            if let Some(&pos) = positions.iter().find(|&&p| p as usize >= cache.n_ctx) {
+                return Err(BackendError::ContextOverflow {
+                    pos: pos as usize,
+                    n_ctx: cache.n_ctx,
+                });
+            }
+            let prep = Prep {
+                k: &k,
+                v,
+                norms,
+                eps,
+                rope,
+            };
+            if let Some(out) = self.attn_dec(&q, cache, layer, positions, attn, Some(&prep)) {
+                return Ok(out);
+            }
+        }
+        self.qk_norm_rope_store(
+            &mut q, &mut k, v, norms, eps, hd, positions, rope, cache, layer,
+        )?;
+        Ok(self.attention(&q, cache, layer, positions, attn))
+    }
+
     fn attention(
         &self,
         q: &VkTensor,
@@ -2913,6 +3124,11 @@ impl Backend for VulkanBackend {
         p: &AttnParams,
     ) -> VkTensor {
         self.settle(q);
+        if self.attn_dec_takes(q.rows, positions, p) {
+            if let Some(out) = self.attn_dec(q, cache, layer, positions, p, None) {
+                return out;
+            }
+        }
         let out = self.new_tensor(q.rows, p.n_head * p.head_dim);
         let pos = self.upload(&u32s(positions));
         let max_pos = positions.iter().copied().max().unwrap_or(0) as usize;
@@ -2945,80 +3161,6 @@ impl Backend for VulkanBackend {
             }
         };
         if q.rows == 1 && (keys > SPLIT_KV || !self.tune.cpu_attention) {
-            let target = self.quant_target(1, p.n_head * p.head_dim);
-            let block = target.as_ref().map(|t| if t.0 == 1 { 32 } else { 256 });
-            if let Some(plan) = self.attn_dec_plan(p, keys, block) {
-                // Query heads of a KV head together (attn_dec.comp): with one slice (`direct`)
-                // each workgroup writes and quantizes its heads' output; else the slices are
-                // merged and the output quantized for the out-projection by attn_combine.comp
-                // (or, with `attn_merge`, by the last workgroup of each group of heads where
-                // they make whole blocks: one dispatch).
-                let AttnDecPlan {
-                    lpk,
-                    split_len,
-                    heads,
-                    direct,
-                    wg,
-                } = plan;
-                let nsplit = keys.div_ceil(split_len);
-                let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
-                let whole = block.is_some_and(|b| (heads * p.head_dim).is_multiple_of(b));
-                let target = target.filter(|_| whole);
-                // Merged in place only where asked (`attn_merge`) and for a few slices: on the
-                // H200 attn_combine.comp is faster at short contexts as well as long ones
-                // (Qwen3-8B at 4,096 tokens, slices then chosen for about 64: 147 → 131 tok/s
-                // merged in place).
-                let workgroups = p.n_head / heads;
-                let merge = !direct
-                    && self.tune.attn_merge
-                    && workgroups <= ATTN_COUNTERS
-                    && nsplit <= MERGE_SPLITS;
-                let (mode, qa, sa) = target
-                    .as_ref()
-                    .filter(|_| merge || direct)
-                    .map_or((0, 0, 0), |(m, qb, sb)| (*m, qb.addr(), sb.addr()));
-                let pc = Push::new()
-                    .addr(q.addr())
-                    .addr(cache.k[layer].address)
-                    .addr(cache.v[layer].address)
-                    .addr(out.addr())
-                    .addr(pos)
-                    .addr(part.as_ref().map_or(0, |t| t.addr()))
-                    .addr(qa)
-                    .addr(sa)
-                    .addr(self.attn_count.address)
-                    .u32(p.n_head as u32)
-                    .u32(p.n_head_kv as u32)
-                    .u32(p.head_dim as u32)
-                    .u32(q.rows as u32)
-                    .f32(p.scale)
-                    .u32(window)
-                    .u32((max_pos + 1) as u32)
-                    .u32(split_len as u32)
-                    .u32(merge as u32)
-                    .u32(mode)
-                    .u32((p.n_head / p.n_head_kv) as u32)
-                    .u32(direct as u32);
-                let g = [workgroups as u32, 1, nsplit as u32];
-                let spec = [
-                    p.head_dim as u32,
-                    heads as u32,
-                    lpk as u32,
-                    merge as u32,
-                    wg,
-                    self.tune.attn_ahead,
-                ];
-                self.run_ordered("attn_dec", spec, g, pc, None, false);
-                match part {
-                    Some(part) if !merge => self.attn_combine(&part, &out, p, nsplit),
-                    _ => {
-                        if let (Some((m, qb, sb)), true) = (target, mode != 0) {
-                            self.quant_primed(&out, m, qb, sb);
-                        }
-                    }
-                }
-                return out;
-            }
             let nsplit = keys.div_ceil(split_len);
             let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
             let push = push(Some(part.addr()));

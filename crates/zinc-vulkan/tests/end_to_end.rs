@@ -376,6 +376,74 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The decode attention doing the q/k norms, RoPE and K/V store itself (`fuse_prep`, on by
+/// default: attn_dec.comp's PREP) against qk_prep.comp before it: the same logits bit for bit at
+/// every decode step of a synthetic Qwen3 (q/k norms, 4 query heads over 2 KV heads), from a
+/// short prompt (one slice of keys) and a long one (several, the new key in the last), a layer's
+/// qk_prep left to the prompt's rows; both within 5% of the CPU.
+#[test]
+fn the_decode_attention_preparing_its_inputs_gives_the_same_bits() {
+    let dir = std::env::temp_dir().join(format!("zinc-prep-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut spec = small_qwen3(256, 512);
+    spec.n_head = 4;
+    spec.n_head_kv = 2;
+    let path = dir.join("qwen3-prep.gguf");
+    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
+    let file = Arc::new(GgufModel::open(&path).expect("open"));
+    let cpu = engine(CpuBackend::new(), &file);
+    let gpu = |prep: bool| {
+        validated(
+            VulkanOptions {
+                threads_per_row: Some(16),
+                // The decode attention on attn_dec.comp at every length.
+                cpu_attention: Some(false),
+                fuse_prep: Some(prep),
+                profile: true,
+                ..Default::default()
+            },
+            &file,
+        )
+    };
+    let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
+    let cont: Vec<u32> = (0..8).map(|i| (i * 97 + 13) % 1024).collect();
+    for prompt_len in [4usize, 150] {
+        let prompt: Vec<u32> = (0..prompt_len as u32)
+            .map(|i| (i * 31 + 7) % 1024)
+            .collect();
+        let (on, off) = (gpu(true), gpu(false));
+        let (l_on, l_off) = (forced(&on, &prompt, &cont), forced(&off, &prompt, &cont));
+        let lc = forced(&cpu, &prompt, &cont);
+        for (i, ((a, b), c)) in l_on.iter().zip(&l_off).zip(&lc).enumerate() {
+            assert!(
+                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "prompt {prompt_len}, step {i}: the logits differ with the attention preparing its inputs"
+            );
+            let d: Vec<f32> = a.iter().zip(c).map(|(x, y)| x - y).collect();
+            assert!(
+                ms(&d).sqrt() < 0.05 * ms(c).sqrt(),
+                "prompt {prompt_len}, step {i}: {} from the CPU",
+                ms(&d).sqrt()
+            );
+        }
+        // `forced` evaluates the prompt, then all but the last continuation token one at a time.
+        let steps = (cont.len() - 1) as u64;
+        let layers = spec.n_layer as u64;
+        let calls = |e: &Engine<VulkanBackend>, k: &str| kernel_calls(e, |n| n == k);
+        assert_eq!(
+            (calls(&on, "attn_prep"), calls(&on, "qk_prep")),
+            (layers * steps, layers),
+            "prompt {prompt_len}: the attention did not prepare its inputs at every decode step"
+        );
+        assert_eq!(
+            (calls(&off, "attn_prep"), calls(&off, "qk_prep")),
+            (0, layers * (steps + 1)),
+            "prompt {prompt_len}: qk_prep without fuse_prep"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The MoE router that normalizes its own input beside the pre-norm (matvec.comp's SN, on by
 /// default) against the same device with it off (the router reading the norm's output a stage
 /// later): the same logits bit for bit at every decode step of a synthetic Qwen3-MoE (2,048-wide

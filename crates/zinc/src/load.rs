@@ -113,6 +113,10 @@ pub struct ModelArgs {
     /// `--vk-glu-rows` (1, 2 or 4; kernel tuning).
     #[arg(long, hide = true)]
     pub vk_glu_rows_nr: Option<u32>,
+    /// Vulkan decode: the q/k norms, RoPE and K/V store done by the decode attention itself
+    /// (kernel tuning; default on).
+    #[arg(long, hide = true)]
+    pub vk_fuse_prep: Option<bool>,
     /// Vulkan MoE decode: rows a group of lanes in the experts' mat-vecs (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_moe_rows: Option<u32>,
@@ -269,6 +273,10 @@ pub struct ModelArgsLite {
     /// own 32 rows' activation (kernel checks).
     #[arg(long, hide = true)]
     pub vk_glu_rows: Option<bool>,
+    /// Vulkan decode: the q/k norms, RoPE and K/V store done by the decode attention itself
+    /// (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_fuse_prep: Option<bool>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -317,6 +325,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_fuse_glu: a.vk_fuse_glu,
         vk_glu_rows: a.vk_glu_rows,
         vk_glu_rows_nr: None,
+        vk_fuse_prep: a.vk_fuse_prep,
         vk_moe_rows: None,
         vk_moe_lanes: None,
         vk_moe_wg: None,
@@ -408,6 +417,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         fuse_glu: args.vk_fuse_glu,
         glu_rows: args.vk_glu_rows,
         glu_rows_nr: args.vk_glu_rows_nr,
+        fuse_prep: args.vk_fuse_prep,
         moe_rows: args.vk_moe_rows,
         moe_lanes: args.vk_moe_lanes,
         moe_wg: args.vk_moe_wg,

@@ -158,6 +158,10 @@ pub struct VulkanOptions {
     /// Qwen3-8B at 2 rows 302.4 / 303.3 tok/s, at 1 294.5 / 295.2, against 304.2 / 304.1 at 4;
     /// Qwen3-30B-A3B at 2 rows 303.8 / 302.7 against 319.6 / 320.6 at 1).
     pub glu_rows_nr: Option<u32>,
+    /// Decode steps of one token: the q/k norms, RoPE and the K/V store done by the decode
+    /// attention itself (`attn_dec.comp`'s PREP) instead of qk_prep.comp before it, one stage
+    /// fewer a layer, the same bits. Kernel tuning. `None`: on.
+    pub fuse_prep: Option<bool>,
     /// MoE decode steps: rows a group of lanes in the experts' K-quant mat-vecs (1–8; the
     /// gate/up and the down-projection with the weighted sum), kernel tuning. `None`: as a
     /// dense weight of the expert's rows (one row; H200, Qwen3-30B-A3B tg128 at 2, at 32 lanes:
@@ -301,6 +305,8 @@ pub(super) struct Tuning {
     pub(super) glu_rows: bool,
     /// See [`VulkanOptions::glu_rows_nr`]: [dense FFNs, MoE experts].
     pub(super) glu_rows_nr: [u32; 2],
+    /// See [`VulkanOptions::fuse_prep`].
+    pub(super) fuse_prep: bool,
     /// See [`VulkanOptions::moe_rows`].
     pub(super) moe_rows: Option<u32>,
     /// See [`VulkanOptions::moe_lanes`]: [gate and up, down]; a down of 0 takes 64 invocations
@@ -684,6 +690,7 @@ impl Tuning {
             fuse_glu: opts.fuse_glu.unwrap_or(true),
             glu_rows: opts.glu_rows.unwrap_or(true),
             glu_rows_nr,
+            fuse_prep: opts.fuse_prep.unwrap_or(true),
             moe_rows,
             moe_lanes,
             moe_wg,
@@ -766,7 +773,7 @@ mod tests {
         assert_eq!((gpu.moe_lanes, gpu.moe_wg), ([MOE_GATE_UP_LANES, 0], None));
         // The activation in the gate/up tail; MoE experts shaped as dense weights.
         assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
-        assert!(gpu.glu_rows && gpu.glu_rows_nr == [4, 1]);
+        assert!(gpu.glu_rows && gpu.glu_rows_nr == [4, 1] && gpu.fuse_prep);
         let mid = Tuning::resolve(
             &VulkanOptions::default(),
             &device(crate::DeviceKind::Discrete, 48),
