@@ -3,7 +3,7 @@
 //!
 //! Preprocessing is ours: `#include "x.glsl"` lines are replaced by the file, per-format
 //! variants get `#define TYPE_<FMT> 1` after `#version`, per-head-dimension ones
-//! `#define HEAD_DIM <d>u`.
+//! `#define HEAD_DIM <d>u`, and the few in `WITH_VARIANT` their one define.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -33,6 +33,8 @@ const QUANT_ONLY: &[&str] = &[
     "moe_matvecq",
     "moe_matmul_cm",
 ];
+/// Shaders compiled as they are and once more with a define, as `<name>_<suffix>`.
+const WITH_VARIANT: &[(&str, &str, &str)] = &[("attn_dec", "prep", "#define PREP_ON 1")];
 /// Kernels compiled for these formats only.
 const ONLY_FORMATS: &[(&str, &[&str])] = &[("matvec_dec", &["Q4_K", "Q6_K"])];
 /// Exceptions to QUANT_ONLY: (shader, float format) pairs that are compiled.
@@ -123,6 +125,11 @@ fn main() {
                 })
                 .map(|f| variant(f.to_string(), format!("#define TYPE_{f} 1")))
                 .collect()
+        } else if let Some((_, suffix, define)) = WITH_VARIANT.iter().find(|v| v.0 == stem) {
+            vec![
+                (stem.clone(), text.clone()),
+                variant(suffix.to_string(), define.to_string()),
+            ]
         } else {
             vec![(stem.clone(), text.clone())]
         };

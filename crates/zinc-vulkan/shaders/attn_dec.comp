@@ -29,14 +29,14 @@
 // last workgroup of a (row, group of G heads) to finish (a counter, device-scope atomics) merges them
 // as attn_combine.comp does — one dispatch for the whole attention — and may quantize the
 // result for the out-projection (quant8.glsl; G·HD a multiple of the block).
-// PREP (a decode step of one row, nrows = 1): qk_prep.comp's work done here — `q` holds the raw
-// queries, and every workgroup normalizes and rotates its own G heads; where its slice holds the
-// row's own position, it also makes the KV head's new key and value from the raw ones and reads
-// them from shared memory, and the first workgroup of the KV head stores them in the cache (no
-// other workgroup of the dispatch reads that position from the cache: one stage fewer a layer).
-// `prm` holds, as u32 words: 0–1 the raw keys' address, 2–3 the raw values', 4–5 the query norm's
-// weights', 6–7 the key norm's (rows of nrows × n_head_kv·HD, weights of HD), 8 n_rot, 9 neox,
-// 10 freq_base, 11 freq_scale, 12 eps (f32 bits), 13 flags (bit 0: norm the queries, bit 1: the
+// attn_dec_prep (this file compiled with PREP_ON; a decode step of one row): qk_prep.comp's work
+// done here — `q` holds the raw queries, and every workgroup normalizes and rotates its own G
+// heads; where its slice holds the row's own position, it also makes the KV head's new key and
+// value from the raw ones (`kraw`, `vraw`) and takes them from shared memory, and the first
+// workgroup of the KV head stores them in the cache (no other workgroup of the dispatch reads
+// that position from the cache: one stage fewer a layer). `prm` holds, as u32 words: 0–1 the
+// query norm's weights' address, 2–3 the key norm's (HD values each), 4 n_rot, 5 neox,
+// 6 freq_base, 7 freq_scale, 8 eps (f32 bits), 9 flags (bit 0: norm the queries, bit 1: the
 // keys) — qk_prep.comp's push constants of the same names.
 
 #include "common.glsl"
@@ -44,11 +44,9 @@
 layout(constant_id = 0) const uint HD = 128;
 layout(constant_id = 1) const uint G = 4;
 layout(constant_id = 2) const uint LPK = 16;
-// 3 = FLAGS: bit 0 MERGE, 1 where this dispatch merges (push `merge`): only then do partials go
-// through coherent stores, which cost long contexts' many slices on NVIDIA; bit 1 PREP (below).
-layout(constant_id = 3) const uint FLAGS = 0;
-const uint MERGE = FLAGS & 1u;
-const uint PREP = (FLAGS >> 1u) & 1u;
+// 3 = MERGE: 1 where this dispatch merges: only then do partials go through coherent stores,
+// which cost long contexts' many slices on NVIDIA.
+layout(constant_id = 3) const uint MERGE = 0;
 layout(constant_id = 4) const uint WG = 128;
 layout(local_size_x_id = 4) in;
 
@@ -66,25 +64,25 @@ layout(push_constant, std430) uniform PC {
     Words qout;   // merge: o quantized (quant8.glsl), when mode > 0
     Floats sout;
     Words count;  // merge: a counter per (row, workgroup column w), zero between dispatches
+    Floats kraw;  // attn_dec_prep: the row's raw keys (n_head_kv · HD)
+    Floats vraw;  // attn_dec_prep: its raw values
+    Words prm;    // attn_dec_prep: the rest of qk_prep.comp's parameters (above)
     uint n_head;
     uint n_head_kv;
-    uint head_dim;
-    uint nrows;
     float scale;
     uint window;
-    uint kv_len_max;
     uint split_len;
-    uint merge;   // 1: the last workgroup of each (row, w) merges its heads' slices
     uint mode;    // merge or direct: 0 f32 only, else the activation mode of o's quantization
     uint group;   // query heads per KV head
     uint direct;  // 1: one slice, the output written here (see above)
-    Words prm;    // PREP: its parameters (see prep below)
 } pc;
 
 #include "quant8.glsl"
+#ifdef PREP_ON
 #define DFLOAT_SHUFFLE 1
 #include "dfloat.glsl"
 #include "rope.glsl"
+#endif
 
 const float NEG_BIG = -3.0e38; // the empty-slice sentinel; keeps exp() arguments finite
 const uint SL_MAX = 1024u;
@@ -100,6 +98,7 @@ shared float ml[3u * 8u]; // per head: m, l, then (from 16) 1 / l for the output
 shared uint is_last;
 const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (MERGE_SPLITS)
 shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
+#ifdef PREP_ON
 shared float kf[HD];     // PREP: the row's new key, normed and rotated
 shared float nws[2u * HD]; // PREP: the query norm's weights, then the key norm's
 shared uint kn[HD / 2u]; // PREP: the new key as the cache stores it (f16 pairs)
@@ -113,17 +112,17 @@ shared float hsc[9];     // PREP: each head's norm scale (the G queries, then th
 // invocation calls it (it holds barriers); the queries are ready after its last barrier.
 void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid) {
     Words prm = pc.prm;
-    Floats kraw = Floats(uvec2(prm.v[0], prm.v[1]));
-    Floats vraw = Floats(uvec2(prm.v[2], prm.v[3]));
-    Floats qw = Floats(uvec2(prm.v[4], prm.v[5]));
-    Floats kw = Floats(uvec2(prm.v[6], prm.v[7]));
-    uint n_rot = prm.v[8];
-    bool neox = prm.v[9] != 0u;
-    float freq_base = uintBitsToFloat(prm.v[10]);
-    float freq_scale = uintBitsToFloat(prm.v[11]);
-    float eps = uintBitsToFloat(prm.v[12]);
-    bool qnorm = (prm.v[13] & 1u) != 0u;
-    bool knorm = (prm.v[13] & 2u) != 0u;
+    Floats kraw = pc.kraw;
+    Floats vraw = pc.vraw;
+    Floats qw = Floats(uvec2(prm.v[0], prm.v[1]));
+    Floats kw = Floats(uvec2(prm.v[2], prm.v[3]));
+    uint n_rot = prm.v[4];
+    bool neox = prm.v[5] != 0u;
+    float freq_base = uintBitsToFloat(prm.v[6]);
+    float freq_scale = uintBitsToFloat(prm.v[7]);
+    float eps = uintBitsToFloat(prm.v[8]);
+    bool qnorm = (prm.v[9] & 1u) != 0u;
+    bool knorm = (prm.v[9] & 2u) != 0u;
     uint kv_dim = pc.n_head_kv * HD;
     uint qbase = (t * pc.n_head + h0) * HD;
     uint kbase = t * kv_dim + kvh * HD;
@@ -215,6 +214,7 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
     }
     barrier();
 }
+#endif
 
 // The output of the workgroup's G heads of row t: qs[i] (head i / HD's unnormalized sums)
 // times ml[16 + head] (its 1 / L), written to o and, with a mode, quantized by the whole
@@ -253,18 +253,17 @@ void main() {
     uint lo = (pc.window > 0u && p + 1u > pc.window) ? p + 1u - pc.window : 0u;
     uint begin = lo + sp * pc.split_len;
     uint end = min(p + 1u, lo + (sp + 1u) * pc.split_len); // keys [begin, end)
-    // PREP: the slice index of the row's own key, where this slice holds it (else past it).
-    uint inew = 0xFFFFFFFFu;
-    if (PREP == 1u) {
-        bool has_new = begin <= p && p < end;
-        prep(t, h0, kvh, p, has_new, has_new && h0 % pc.group == 0u, tid);
-        inew = has_new ? p - begin : inew;
-    } else {
-        for (uint i = tid; i < G * HD; i += WG) {
-            qs[i] = pc.q.v[qbase + i];
-        }
-        barrier();
+#ifdef PREP_ON
+    // The slice index of the row's own key, where this slice holds it (else past the slice).
+    bool has_new = begin <= p && p < end;
+    prep(t, h0, kvh, p, has_new, has_new && h0 % pc.group == 0u, tid);
+    uint inew = has_new ? p - begin : 0xFFFFFFFFu;
+#else
+    for (uint i = tid; i < G * HD; i += WG) {
+        qs[i] = pc.q.v[qbase + i];
     }
+    barrier();
+#endif
 
     // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
     // are in flight together.
@@ -280,16 +279,20 @@ void main() {
         }
         for (uint c = 0u; c < DPL / 8u; c++) {
             uint d0 = part_lane * DPL + 8u * c;
+#ifdef PREP_ON
+            uint e0 = d0 / 2u;
+            uvec4 kn4 = uvec4(kn[e0], kn[e0 + 1u], kn[e0 + 2u], kn[e0 + 3u]);
+#endif
             uvec4 w[U];
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint j = j0 + slot + u * KPP;
                 // Dimensions d0 .. d0 + 7 of key j: one vector of 8 halves.
-                if (PREP == 1u && j - begin == inew) {
-                    uint e = d0 / 2u;
-                    w[u] = uvec4(kn[e], kn[e + 1u], kn[e + 2u], kn[e + 3u]);
-                } else {
-                    w[u] = j < end ? k4.v[(j * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
-                }
+                w[u] = j < end ? k4.v[(j * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+#ifdef PREP_ON
+                // The row's own key from shared memory (its place in the cache may not be
+                // written yet: the load above is issued with the others, its value unused).
+                w[u] = j - begin == inew ? kn4 : w[u];
+#endif
             }
             [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
                 if (gi < G) {
@@ -359,6 +362,10 @@ void main() {
     bool sg_first = (lane / LPK) == 0u;
     for (uint c = 0u; c < DPL / 8u; c++) {
         uint d0 = part_lane * DPL + 8u * c;
+#ifdef PREP_ON
+        uint e0 = d0 / 2u;
+        uvec4 vn4 = uvec4(vn[e0], vn[e0 + 1u], vn[e0 + 2u], vn[e0 + 3u]);
+#endif
         float acc[8][8];
         [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
             [[unroll]] for (uint e = 0u; e < 8u; e++) {
@@ -369,12 +376,10 @@ void main() {
             uvec4 w[U];
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
-                if (PREP == 1u && i == inew) {
-                    uint e = d0 / 2u;
-                    w[u] = uvec4(vn[e], vn[e + 1u], vn[e + 2u], vn[e + 3u]);
-                } else {
-                    w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
-                }
+                w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+#ifdef PREP_ON
+                w[u] = i == inew ? vn4 : w[u];
+#endif
             }
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
@@ -479,7 +484,7 @@ void main() {
             pc.part.v[out_base + 1u] = l0;
         }
     }
-    if (MERGE == 0u || pc.merge == 0u) {
+    if (MERGE == 0u) {
         return;
     }
 

@@ -2416,7 +2416,7 @@ impl VulkanBackend {
         // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words and PREP's.
         let h = heads;
         let fits = |wg: u32| {
-            let prep = 4 * hd + 9; // kf, nws, kn, vn, hsc
+            let prep = 4 * hd + 9; // attn_dec_prep's kf, nws, kn, vn, hsc
             let shared = 4
                 * (h * hd
                     + h * 1024
@@ -2471,6 +2471,7 @@ impl VulkanBackend {
         let target = self.quant_target(1, p.n_head * p.head_dim);
         let block = target.as_ref().map(|t| if t.0 == 1 { 32 } else { 256 });
         let plan = self.attn_dec_plan(p, keys, block)?;
+        // The raw keys and values, and the rest of PREP's parameters (uploaded).
         let prm = match prep {
             Some(r) => {
                 self.settle(q);
@@ -2479,8 +2480,6 @@ impl VulkanBackend {
                 let addr = |a: u64| [a as u32, (a >> 32) as u32];
                 let flags = r.norms.0.is_some() as u32 | (r.norms.1.is_some() as u32) << 1;
                 let words: Vec<u32> = [
-                    addr(r.k.addr()),
-                    addr(r.v.addr()),
                     addr(r.norms.0.map_or(0, |w| w.buf.address)),
                     addr(r.norms.1.map_or(0, |w| w.buf.address)),
                 ]
@@ -2495,9 +2494,9 @@ impl VulkanBackend {
                     flags,
                 ])
                 .collect();
-                self.upload(&u32s(&words))
+                (r.k.addr(), r.v.addr(), self.upload(&u32s(&words)))
             }
-            None => 0,
+            None => (0, 0, 0),
         };
         let out = self.new_tensor(q.rows, p.n_head * p.head_dim);
         let pos = self.upload(&u32s(positions));
@@ -2540,34 +2539,31 @@ impl VulkanBackend {
             .addr(qa)
             .addr(sa)
             .addr(self.attn_count.address)
+            .addr(prm.0)
+            .addr(prm.1)
+            .addr(prm.2)
             .u32(p.n_head as u32)
             .u32(p.n_head_kv as u32)
-            .u32(p.head_dim as u32)
-            .u32(q.rows as u32)
             .f32(p.scale)
             .u32(window)
-            .u32((max_pos + 1) as u32)
             .u32(split_len as u32)
-            .u32(merge as u32)
             .u32(mode)
             .u32((p.n_head / p.n_head_kv) as u32)
-            .u32(direct as u32)
-            .addr(prm);
+            .u32(direct as u32);
         let g = [workgroups as u32, 1, nsplit as u32];
         let spec = [
             p.head_dim as u32,
             heads as u32,
             lpk as u32,
-            merge as u32 | (prep.is_some() as u32) << 1,
+            merge as u32,
             wg,
             self.tune.attn_ahead,
         ];
-        let label = if prep.is_some() {
-            "attn_prep"
-        } else {
-            "attn_dec"
+        let (shader, label) = match prep {
+            Some(_) => ("attn_dec_prep", "attn_prep"),
+            None => ("attn_dec", "attn_dec"),
         };
-        self.run_labeled("attn_dec", label, spec, g, pc, None, false);
+        self.run_labeled(shader, label, spec, g, pc, None, false);
         match part {
             Some(part) if !merge => self.attn_combine(&part, &out, p, nsplit),
             _ => {
