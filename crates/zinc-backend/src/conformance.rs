@@ -967,28 +967,24 @@ pub fn run<B: Backend>(
     }
 
     // Attention with its inputs' preparation (`prep_attention`: a backend may do the q/k
-    // norms, RoPE and K/V store inside its decode attention): the same bits as
+    // norms, RoPE and K/V store inside its decode attention): the numbers of
     // `qk_norm_rope_store` then `attention` on this backend, over a cache already holding
     // `first` positions — one slice or several (the new key in the last), windowed, with and
-    // without norms — and the cache it leaves read by another attention.
-    for (style, head_dim, n_rot, nq, nk, q_norm, k_norm, rows, first, window) in [
+    // without norms — and the cache it leaves read by another attention. The same arithmetic,
+    // but where a backend compiles the fused form as another kernel its compiler may contract
+    // a product and a sum into one FMA where the other's did not (lavapipe does): within 10⁻⁵
+    // of the largest output, where a wrong norm, rotation or key is off by its own size.
+    let (neox, plain) = (RopeStyle::Neox, RopeStyle::Norm);
+    let gemma_scale = Some(0.088_388_35f32);
+    for (style, head_dim, n_rot, nq, nk, q_norm, k_norm, rows, first, window, q_scale) in [
         (
-            RopeStyle::Neox,
-            128usize,
-            128usize,
-            4usize,
-            2usize,
-            true,
-            true,
-            1usize,
-            2usize,
-            None,
+            neox, 128usize, 128usize, 4usize, 2usize, true, true, 1usize, 2usize, None, None,
         ),
-        (RopeStyle::Neox, 128, 128, 8, 2, true, true, 1, 700, None),
-        (RopeStyle::Neox, 128, 128, 4, 4, true, true, 1, 1300, None),
-        (RopeStyle::Norm, 64, 32, 8, 2, true, false, 1, 41, None),
+        (neox, 128, 128, 8, 2, true, true, 1, 700, None, None),
+        (neox, 128, 128, 4, 4, true, true, 1, 1300, None, None),
+        (plain, 64, 32, 8, 2, true, false, 1, 41, None, None),
         (
-            RopeStyle::Norm,
+            plain,
             64,
             64,
             3,
@@ -998,12 +994,28 @@ pub fn run<B: Backend>(
             1,
             600,
             Some(100usize),
+            None,
         ),
-        (RopeStyle::Neox, 64, 64, 16, 2, false, true, 1, 130, None),
-        (RopeStyle::Neox, 64, 64, 4, 2, true, true, 3, 600, None),
+        (neox, 64, 64, 16, 2, false, true, 1, 130, None, None),
+        (neox, 64, 64, 4, 2, true, true, 3, 600, None, None),
+        // Gemma 3's pre-scaled queries, windowed (its local layers) and not.
+        (
+            neox,
+            128,
+            128,
+            4,
+            1,
+            true,
+            true,
+            1,
+            700,
+            Some(512),
+            gemma_scale,
+        ),
+        (neox, 128, 128, 4, 1, true, true, 1, 9, None, gemma_scale),
     ] {
         let case = format!(
-            "prep_attention {style:?} head_dim={head_dim} n_rot={n_rot} heads={nq}/{nk} norms={q_norm}/{k_norm} rows={rows} from={first} window={window:?}"
+            "prep_attention {style:?} head_dim={head_dim} n_rot={n_rot} heads={nq}/{nk} norms={q_norm}/{k_norm} rows={rows} from={first} window={window:?} q_scale={q_scale:?}"
         );
         if !want(&case) {
             continue;
@@ -1059,6 +1071,9 @@ pub fn run<B: Backend>(
             0,
         )
         .map_err(|e| e.to_string())?;
+        if let Some(sc) = q_scale {
+            b.scale(&mut q1, sc);
+        }
         let a1 = b.read(&b.attention(&q1, &c1, 0, &positions, &ap));
         let a2 = b
             .prep_attention(
@@ -1072,6 +1087,7 @@ pub fn run<B: Backend>(
                 &mut c2,
                 0,
                 &ap,
+                q_scale,
             )
             .map_err(|e| e.to_string())?;
         let a2 = b.read(&a2);
@@ -1082,7 +1098,8 @@ pub fn run<B: Backend>(
             .iter()
             .map(|&x| x as f64)
             .collect();
-        out.push(judge(case, &[a2, a3].concat(), &want64, |_| 0.0));
+        let big = want64.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+        out.push(judge(case, &[a2, a3].concat(), &want64, |_| 1e-5 * big));
     }
 
     // Kernels that quantize their output for the next mat-vec (a pre-norm read by three

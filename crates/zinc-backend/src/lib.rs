@@ -314,9 +314,10 @@ pub trait Backend: Send + Sync {
         self.kv_store(cache, layer, k, v, positions)
     }
 
-    /// `qk_norm_rope_store` then `attention` of its rows: the same numbers, which a backend may
-    /// produce in one step (the Vulkan backend's decode attention does the first's work itself).
-    /// `q` and `k` are taken: what they hold after is the backend's.
+    /// `qk_norm_rope_store`, then `q` scaled by `q_scale` where given (Gemma 3's pre-scale), then
+    /// `attention` of its rows: the same numbers, which a backend may produce in one step (the
+    /// Vulkan backend's decode attention does the first two itself). `q` and `k` are taken:
+    /// what they hold after is the backend's.
     #[allow(clippy::too_many_arguments)]
     fn prep_attention(
         &self,
@@ -330,6 +331,7 @@ pub trait Backend: Send + Sync {
         cache: &mut Self::KvCache,
         layer: usize,
         attn: &AttnParams,
+        q_scale: Option<f32>,
     ) -> Result<Self::Tensor, BackendError> {
         self.qk_norm_rope_store(
             &mut q,
@@ -343,6 +345,9 @@ pub trait Backend: Send + Sync {
             cache,
             layer,
         )?;
+        if let Some(s) = q_scale {
+            self.scale(&mut q, s);
+        }
         Ok(self.attention(&q, cache, layer, positions, attn))
     }
 

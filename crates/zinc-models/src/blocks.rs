@@ -254,7 +254,7 @@ impl<B: Backend> Attention<B> {
         eps: f32,
         q_scale: Option<f32>,
     ) -> Result<B::Tensor, ModelError> {
-        let (mut q, mut k, v) = match &self.qkv {
+        let (q, k, v) = match &self.qkv {
             Qkv::Separate { q, k, v } => (q.apply(b, h), k.apply(b, h), v.apply(b, h)),
             Qkv::Fused(f) => {
                 let all = f.apply(b, h);
@@ -273,25 +273,9 @@ impl<B: Backend> Attention<B> {
             }
         };
         let norms = (self.q_norm.as_ref(), self.k_norm.as_ref());
-        if q_scale.is_none() && hp.head_dim == attn.head_dim {
-            return Ok(b.prep_attention(q, k, &v, norms, eps, positions, rope, cache, layer, attn)?);
-        }
-        b.qk_norm_rope_store(
-            &mut q,
-            &mut k,
-            &v,
-            norms,
-            eps,
-            hp.head_dim,
-            positions,
-            rope,
-            cache,
-            layer,
-        )?;
-        if let Some(s) = q_scale {
-            b.scale(&mut q, s);
-        }
-        Ok(b.attention(&q, cache, layer, positions, attn))
+        Ok(b.prep_attention(
+            q, k, &v, norms, eps, positions, rope, cache, layer, attn, q_scale,
+        )?)
     }
 }
 

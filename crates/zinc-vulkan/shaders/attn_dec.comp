@@ -37,7 +37,8 @@
 // that position from the cache: one stage fewer a layer). `prm` holds, as u32 words: 0–1 the
 // query norm's weights' address, 2–3 the key norm's (HD values each), 4 n_rot, 5 neox,
 // 6 freq_base, 7 freq_scale, 8 eps (f32 bits), 9 flags (bit 0: norm the queries, bit 1: the
-// keys) — qk_prep.comp's push constants of the same names.
+// keys, bit 2: scale the queries after RoPE, as elementwise.comp's scale does), 10 that scale
+// (f32 bits) — qk_prep.comp's push constants of the same names, and Gemma 3's pre-scale.
 
 #include "common.glsl"
 
@@ -123,6 +124,8 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
     float eps = uintBitsToFloat(prm.v[8]);
     bool qnorm = (prm.v[9] & 1u) != 0u;
     bool knorm = (prm.v[9] & 2u) != 0u;
+    bool qscale = (prm.v[9] & 4u) != 0u;
+    float qs_scale = uintBitsToFloat(prm.v[10]);
     uint kv_dim = pc.n_head_kv * HD;
     uint qbase = (t * pc.n_head + h0) * HD;
     uint kbase = t * kv_dim + kvh * HD;
@@ -203,6 +206,12 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
         }
     }
     barrier();
+    if (qscale) {
+        for (uint i = tid; i < G * HD; i += WG) {
+            precise float y = qs[i] * qs_scale;
+            qs[i] = y;
+        }
+    }
     if (has_new) {
         for (uint i = tid; i < HD / 2u; i += WG) {
             uint h = packHalf2x16(vec2(kf[2u * i], kf[2u * i + 1u]));

@@ -241,6 +241,8 @@ struct Prep<'a> {
     norms: (Option<&'a VkWeight>, Option<&'a VkWeight>),
     eps: f32,
     rope: &'a RopeParams,
+    /// The queries scaled by this after RoPE (Gemma 3), as `Backend::scale` would.
+    q_scale: Option<f32>,
 }
 
 /// Whether qk_prep.comp (or attn_dec.comp's PREP) takes these inputs: heads of an even
@@ -2478,7 +2480,9 @@ impl VulkanBackend {
                 self.settle(r.k);
                 self.settle(r.v);
                 let addr = |a: u64| [a as u32, (a >> 32) as u32];
-                let flags = r.norms.0.is_some() as u32 | (r.norms.1.is_some() as u32) << 1;
+                let flags = r.norms.0.is_some() as u32
+                    | (r.norms.1.is_some() as u32) << 1
+                    | (r.q_scale.is_some() as u32) << 2;
                 let words: Vec<u32> = [
                     addr(r.norms.0.map_or(0, |w| w.buf.address)),
                     addr(r.norms.1.map_or(0, |w| w.buf.address)),
@@ -2492,6 +2496,7 @@ impl VulkanBackend {
                     r.rope.freq_scale.to_bits(),
                     r.eps.to_bits(),
                     flags,
+                    r.q_scale.unwrap_or(1.0).to_bits(),
                 ])
                 .collect();
                 (r.k.addr(), r.v.addr(), self.upload(&u32s(&words)))
@@ -3080,6 +3085,7 @@ impl Backend for VulkanBackend {
         cache: &mut VkKvCache,
         layer: usize,
         attn: &AttnParams,
+        q_scale: Option<f32>,
     ) -> Result<VkTensor, BackendError> {
         let hd = attn.head_dim;
         let kv_dim = cache.dims[layer];
@@ -3100,6 +3106,7 @@ impl Backend for VulkanBackend {
                 norms,
                 eps,
                 rope,
+                q_scale,
             };
             if let Some(out) = self.attn_dec(&q, cache, layer, positions, attn, Some(&prep)) {
                 return Ok(out);
@@ -3108,6 +3115,9 @@ impl Backend for VulkanBackend {
         self.qk_norm_rope_store(
             &mut q, &mut k, v, norms, eps, hd, positions, rope, cache, layer,
         )?;
+        if let Some(s) = q_scale {
+            self.scale(&mut q, s);
+        }
         Ok(self.attention(&q, cache, layer, positions, attn))
     }
 

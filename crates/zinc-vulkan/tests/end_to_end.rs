@@ -377,12 +377,13 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
 }
 
 /// The decode attention doing the q/k norms, RoPE and K/V store itself (`fuse_prep`, on by
-/// default: attn_dec.comp's PREP) against qk_prep.comp before it: the same logits bit for bit at
-/// every decode step of a synthetic Qwen3 (q/k norms, 4 query heads over 2 KV heads), from a
-/// short prompt (one slice of keys) and a long one (several, the new key in the last), a layer's
-/// qk_prep left to the prompt's rows; both within 5% of the CPU.
+/// default: attn_dec_prep) against qk_prep.comp before attn_dec: the same logits at every decode
+/// step of a synthetic Qwen3 (q/k norms, 4 query heads over 2 KV heads) but for the compilers'
+/// freedom to contract a product and a sum differently in the two kernels (within 10⁻³ of the
+/// logits' RMS), from a short prompt (one slice of keys) and a long one (several, the new key in
+/// the last), a layer's qk_prep left to the prompt's rows; both within 5% of the CPU.
 #[test]
-fn the_decode_attention_preparing_its_inputs_gives_the_same_bits() {
+fn the_decode_attention_preparing_its_inputs_gives_the_same_logits() {
     let dir = std::env::temp_dir().join(format!("zinc-prep-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut spec = small_qwen3(256, 512);
@@ -414,10 +415,15 @@ fn the_decode_attention_preparing_its_inputs_gives_the_same_bits() {
         let (on, off) = (gpu(true), gpu(false));
         let (l_on, l_off) = (forced(&on, &prompt, &cont), forced(&off, &prompt, &cont));
         let lc = forced(&cpu, &prompt, &cont);
+        let dist = |a: &[f32], b: &[f32]| {
+            let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+            ms(&d).sqrt()
+        };
         for (i, ((a, b), c)) in l_on.iter().zip(&l_off).zip(&lc).enumerate() {
             assert!(
-                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                "prompt {prompt_len}, step {i}: the logits differ with the attention preparing its inputs"
+                dist(a, b) <= 1e-3 * ms(b).sqrt(),
+                "prompt {prompt_len}, step {i}: the logits are {} apart with the attention preparing its inputs",
+                dist(a, b)
             );
             let d: Vec<f32> = a.iter().zip(c).map(|(x, y)| x - y).collect();
             assert!(
