@@ -254,6 +254,18 @@ fn fixture(seed: u64) -> Result<Fixture, String> {
     let v: Vec<f32> = randn(&mut rng, KM).iter().map(|x| 1.0 + 0.3 * x).collect();
     w.add_f32_tensor("kmoe.norm", GgmlType::F32, &[KM as u64], &v)
         .map_err(e)?;
+    // Key norms unlike the query norms of the same width (an attention preparing its inputs
+    // must not take one for the other), and both for 256-wide heads (Gemma 3's).
+    for (name, n) in [
+        ("knorm.64", 64),
+        ("knorm.128", 128),
+        ("knorm.256", 256),
+        ("norm.256", 256),
+    ] {
+        let v: Vec<f32> = randn(&mut rng, n).iter().map(|x| 1.0 + 0.3 * x).collect();
+        w.add_f32_tensor(name, GgmlType::F32, &[n as u64], &v)
+            .map_err(e)?;
+    }
     static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let path = std::env::temp_dir().join(format!(
         "zinc-conformance-{}-{}.gguf",
@@ -998,6 +1010,9 @@ pub fn run<B: Backend>(
         ),
         (neox, 64, 64, 16, 2, false, true, 1, 130, None, None),
         (neox, 64, 64, 4, 2, true, true, 3, 600, None, None),
+        // 256-wide heads (more than a 128-invocation workgroup), over one slice and several.
+        (neox, 256, 256, 4, 1, true, true, 1, 20, None, None),
+        (neox, 256, 256, 4, 1, true, true, 1, 900, None, None),
         // Gemma 3's pre-scaled queries, windowed (its local layers) and not.
         (
             neox,
@@ -1020,8 +1035,11 @@ pub fn run<B: Backend>(
         if !want(&case) {
             continue;
         }
-        let nw = weight(&format!("norm.{head_dim}"))?;
-        let (qn, kn) = (q_norm.then_some(&nw), k_norm.then_some(&nw));
+        let (qw, kw) = (
+            weight(&format!("norm.{head_dim}"))?,
+            weight(&format!("knorm.{head_dim}"))?,
+        );
+        let (qn, kn) = (q_norm.then_some(&qw), k_norm.then_some(&kw));
         let (qc, kc) = (nq * head_dim, nk * head_dim);
         let ctx = first + rows + 4;
         let (k0, v0) = (randn(&mut rng, first * kc), randn(&mut rng, first * kc));

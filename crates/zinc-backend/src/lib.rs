@@ -315,8 +315,9 @@ pub trait Backend: Send + Sync {
     }
 
     /// `qk_norm_rope_store`, then `q` scaled by `q_scale` where given (Gemma 3's pre-scale), then
-    /// `attention` of its rows: the same numbers, which a backend may produce in one step (the
-    /// Vulkan backend's decode attention does the first two itself). `q` and `k` are taken:
+    /// `attention` of its rows: the same arithmetic, which a backend may do in one step (the
+    /// Vulkan backend's decode attention does the first two itself, to within rounding: its
+    /// kernel may contract and sum in another order). `q` and `k` are taken:
     /// what they hold after is the backend's.
     #[allow(clippy::too_many_arguments)]
     fn prep_attention(

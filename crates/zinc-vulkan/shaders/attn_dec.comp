@@ -14,7 +14,7 @@
 //   HD / LPK a multiple of 8); 3 = MERGE (below); 4 = WG (below); 5 = U, keys an invocation
 //   loads at once (2, 4 or 8).
 // Workgroup: WG invocations (specialization constant 4: 128 or 256; more have more of a
-//   slice's keys in flight at once, but measured slower on the H200, see backend.rs). Dispatch: (n_head / G, nrows, nsplit) workgroups: x = w, query heads
+//   slice's keys in flight at once, but measured slower on the H200, see backend.rs). Dispatch: (n_head / G, rows, nsplit) workgroups: x = w, query heads
 //   w·G .. w·G + G − 1 (KV head w·G / group), y = row t, z = slice s of split_len keys (≤ 1024:
 //   shared memory holds the slice's G × split_len scores).
 // Direct (push `direct`, one slice: nsplit = 1): no partials — the workgroup writes its heads'
@@ -25,7 +25,7 @@
 // slice's reads are in flight together. Softmax of the slice per head (a subgroup per head):
 // m = its largest score, weights e^(s − m), l = their sum. Values the same way round: invocation
 // (key slot, part) sums its keys' 8-dimension vectors times the weights for all G heads, and the
-// key slots are summed (shuffles within a subgroup, then subgroups in order through `red`). Partials [m, l, acc] per (row, head, slice). With `merge`, the
+// key slots are summed (shuffles within a subgroup, then subgroups in order through `red`). Partials [m, l, acc] per (row, head, slice). With MERGE, the
 // last workgroup of a (row, group of G heads) to finish (a counter, device-scope atomics) merges them
 // as attn_combine.comp does — one dispatch for the whole attention — and may quantize the
 // result for the out-projection (quant8.glsl; G·HD a multiple of the block).

@@ -2363,12 +2363,14 @@ impl VulkanBackend {
     /// attn_dec.comp's plan for a decode step over `keys` keys, the output quantized in
     /// `block`s where it says, where the kernel applies: up to 8 query heads a KV head, head
     /// dimensions a multiple of 8, subgroup shuffles, slices of up to 1,024 keys (at most
-    /// `MAX_SPLITS` of them) and the shared memory for their scores; `None` elsewhere.
+    /// `MAX_SPLITS` of them) and the shared memory for their scores (and, for attn_dec_prep,
+    /// `prep`, its own arrays); `None` elsewhere.
     fn attn_dec_plan(
         &self,
         p: &AttnParams,
         keys: usize,
         block: Option<usize>,
+        prep: bool,
     ) -> Option<AttnDecPlan> {
         let hd = p.head_dim;
         let subgroups = self.tune.shuffle && self.ctx.info.subgroup_arithmetic;
@@ -2418,7 +2420,7 @@ impl VulkanBackend {
         // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words and PREP's.
         let h = heads;
         let fits = |wg: u32| {
-            let prep = 4 * hd + 9; // attn_dec_prep's kf, nws, kn, vn, hsc
+            let prep = if prep { 4 * hd + 9 } else { 0 }; // attn_dec_prep's kf, nws, kn, vn, hsc
             let shared = 4
                 * (h * hd
                     + h * 1024
@@ -2472,7 +2474,7 @@ impl VulkanBackend {
         let keys = p.window.map_or(max_pos + 1, |w| w.min(max_pos + 1));
         let target = self.quant_target(1, p.n_head * p.head_dim);
         let block = target.as_ref().map(|t| if t.0 == 1 { 32 } else { 256 });
-        let plan = self.attn_dec_plan(p, keys, block)?;
+        let plan = self.attn_dec_plan(p, keys, block, prep.is_some())?;
         // The raw keys and values, and the rest of PREP's parameters (uploaded).
         let prm = match prep {
             Some(r) => {
