@@ -1119,6 +1119,50 @@ pub fn run<B: Backend>(
         let big = want64.iter().fold(0.0f64, |m, x| m.max(x.abs()));
         out.push(judge(case, &[a2, a3].concat(), &want64, |_| 1e-5 * big));
     }
+    // A decode step past the cache: the context overflow named, nothing written.
+    let case = "prep_attention past the cache".to_string();
+    if want(&case) {
+        let (hd, nq, nk) = (64usize, 4usize, 2usize);
+        let mut c = b.kv_cache(8, &[nk * hd]);
+        let got = b.prep_attention(
+            b.tensor_from(&randn(&mut rng, nq * hd), 1, nq * hd),
+            b.tensor_from(&randn(&mut rng, nk * hd), 1, nk * hd),
+            &b.tensor_from(&randn(&mut rng, nk * hd), 1, nk * hd),
+            (None, None),
+            1e-6,
+            &[8],
+            &RopeParams {
+                style: RopeStyle::Neox,
+                n_rot: hd,
+                freq_base: 10000.0,
+                freq_scale: 1.0,
+            },
+            &mut c,
+            0,
+            &AttnParams {
+                n_head: nq,
+                n_head_kv: nk,
+                head_dim: hd,
+                scale: 0.125,
+                window: None,
+            },
+            None,
+        );
+        let ok = matches!(
+            got,
+            Err(crate::BackendError::ContextOverflow { pos: 8, n_ctx: 8 })
+        );
+        out.push(CaseResult {
+            name: case,
+            worst: if ok { 0.0 } else { f64::INFINITY },
+            ok,
+            detail: if ok {
+                String::new()
+            } else {
+                format!("expected a context overflow at 8 of 8, got {:?}", got.err())
+            },
+        });
+    }
 
     // Kernels that quantize their output for the next mat-vec (a pre-norm read by three
     // projections, a gated activation read by the down-projection): the same numbers as the

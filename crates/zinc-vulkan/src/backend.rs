@@ -275,6 +275,27 @@ fn prep_fits(
         && head_norm(norms.1)
 }
 
+/// `ContextOverflow` for the first of `positions` past the cache.
+fn fits_context(cache: &VkKvCache, positions: &[u32]) -> Result<(), BackendError> {
+    match positions.iter().find(|&&p| p as usize >= cache.n_ctx) {
+        Some(&pos) => Err(BackendError::ContextOverflow {
+            pos: pos as usize,
+            n_ctx: cache.n_ctx,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// An attention at `positions`: the last position, and the keys its last row reads (the window
+/// where there is one).
+fn attn_keys(positions: &[u32], p: &AttnParams) -> (usize, usize) {
+    let max_pos = positions.iter().copied().max().unwrap_or(0) as usize;
+    (
+        max_pos,
+        p.window.map_or(max_pos + 1, |w| w.min(max_pos + 1)),
+    )
+}
+
 /// Counters of attn_dec.comp's merge: one per workgroup of a decode step's heads.
 const ATTN_COUNTERS: usize = 4096;
 /// Counters of matvec_dec.comp's FUSE: one per (token, 256-row block) of a decode step's rows.
@@ -2452,8 +2473,7 @@ impl VulkanBackend {
     /// Whether a decode attention of `rows` rows at `positions` goes to attn_dec.comp (where
     /// its plan fits, `attn_dec`).
     fn attn_dec_takes(&self, rows: usize, positions: &[u32], p: &AttnParams) -> bool {
-        let max_pos = positions.iter().copied().max().unwrap_or(0) as usize;
-        let keys = p.window.map_or(max_pos + 1, |w| w.min(max_pos + 1));
+        let (_, keys) = attn_keys(positions, p);
         rows == 1 && (keys > SPLIT_KV || !self.tune.cpu_attention)
     }
 
@@ -2469,9 +2489,8 @@ impl VulkanBackend {
         p: &AttnParams,
         prep: Option<&Prep<'_>>,
     ) -> Option<VkTensor> {
-        let max_pos = positions.iter().copied().max().unwrap_or(0) as usize;
+        let (_, keys) = attn_keys(positions, p);
         let window = p.window.unwrap_or(0) as u32;
-        let keys = p.window.map_or(max_pos + 1, |w| w.min(max_pos + 1));
         let target = self.quant_target(1, p.n_head * p.head_dim);
         let block = target.as_ref().map(|t| if t.0 == 1 { 32 } else { 256 });
         let plan = self.attn_dec_plan(p, keys, block, prep.is_some())?;
@@ -2481,17 +2500,16 @@ impl VulkanBackend {
                 self.settle(q);
                 self.settle(r.k);
                 self.settle(r.v);
-                let addr = |a: u64| [a as u32, (a >> 32) as u32];
+                let qw = r.norms.0.map_or(0, |w| w.buf.address);
+                let kw = r.norms.1.map_or(0, |w| w.buf.address);
                 let flags = r.norms.0.is_some() as u32
                     | (r.norms.1.is_some() as u32) << 1
                     | (r.q_scale.is_some() as u32) << 2;
-                let words: Vec<u32> = [
-                    addr(r.norms.0.map_or(0, |w| w.buf.address)),
-                    addr(r.norms.1.map_or(0, |w| w.buf.address)),
-                ]
-                .concat()
-                .into_iter()
-                .chain([
+                let words = [
+                    qw as u32,
+                    (qw >> 32) as u32,
+                    kw as u32,
+                    (kw >> 32) as u32,
                     r.rope.n_rot as u32,
                     (r.rope.style == RopeStyle::Neox) as u32,
                     r.rope.freq_base.to_bits(),
@@ -2499,8 +2517,7 @@ impl VulkanBackend {
                     r.eps.to_bits(),
                     flags,
                     r.q_scale.unwrap_or(1.0).to_bits(),
-                ])
-                .collect();
+                ];
                 (r.k.addr(), r.v.addr(), self.upload(&u32s(&words)))
             }
             None => (0, 0, 0),
@@ -2991,12 +3008,7 @@ impl Backend for VulkanBackend {
     ) -> Result<(), BackendError> {
         self.settle(k);
         self.settle(v);
-        if let Some(&pos) = positions.iter().find(|&&p| p as usize >= cache.n_ctx) {
-            return Err(BackendError::ContextOverflow {
-                pos: pos as usize,
-                n_ctx: cache.n_ctx,
-            });
-        }
+        fits_context(cache, positions)?;
         let d = cache.dims[layer];
         let pos = self.upload(&u32s(positions));
         // K and V in one dispatch.
@@ -3041,12 +3053,7 @@ impl Backend for VulkanBackend {
             self.rope_qk(q, k, head_dim, positions, rope);
             return self.kv_store(cache, layer, k, v, positions);
         }
-        if let Some(&pos) = positions.iter().find(|&&p| p as usize >= cache.n_ctx) {
-            return Err(BackendError::ContextOverflow {
-                pos: pos as usize,
-                n_ctx: cache.n_ctx,
-            });
-        }
+        fits_context(cache, positions)?;
         let pos = self.upload(&u32s(positions));
         let (nq, nk) = (q.cols / head_dim, kv_dim / head_dim);
         let flags = norms.0.is_some() as u32 | (norms.1.is_some() as u32) << 1;
@@ -3096,12 +3103,7 @@ impl Backend for VulkanBackend {
             && kv_dim == attn.n_head_kv * hd
             && prep_fits(&q, &k, v, norms, hd, positions, rope, kv_dim);
         if self.tune.fuse_prep && one && self.attn_dec_takes(1, positions, attn) {
-            if let Some(&pos) = positions.iter().find(|&&p| p as usize >= cache.n_ctx) {
-                return Err(BackendError::ContextOverflow {
-                    pos: pos as usize,
-                    n_ctx: cache.n_ctx,
-                });
-            }
+            fits_context(cache, positions)?;
             let prep = Prep {
                 k: &k,
                 v,
@@ -3132,16 +3134,16 @@ impl Backend for VulkanBackend {
         p: &AttnParams,
     ) -> VkTensor {
         self.settle(q);
-        if self.attn_dec_takes(q.rows, positions, p) {
+        let decode = self.attn_dec_takes(q.rows, positions, p);
+        if decode {
             if let Some(out) = self.attn_dec(q, cache, layer, positions, p, None) {
                 return out;
             }
         }
         let out = self.new_tensor(q.rows, p.n_head * p.head_dim);
         let pos = self.upload(&u32s(positions));
-        let max_pos = positions.iter().copied().max().unwrap_or(0) as usize;
+        let (max_pos, keys) = attn_keys(positions, p);
         let window = p.window.unwrap_or(0) as u32;
-        let keys = p.window.map_or(max_pos + 1, |w| w.min(max_pos + 1));
         let split_len = keys.div_ceil(MAX_SPLITS).next_multiple_of(SPLIT_LEN);
         // Addresses come first in every push-constant block: attn_split adds `part` after `pos`
         // and `split_len` after the scalars.
@@ -3168,7 +3170,8 @@ impl Backend for VulkanBackend {
                 None => pc,
             }
         };
-        if q.rows == 1 && (keys > SPLIT_KV || !self.tune.cpu_attention) {
+        if decode {
+            // Shapes attn_dec does not take: split keys, merged by attn_combine.
             let nsplit = keys.div_ceil(split_len);
             let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
             let push = push(Some(part.addr()));
