@@ -5,10 +5,13 @@
 // Defines:
 //   const uint BLOCK_ELEMS;                          elements per block (1, 32 or 256)
 //   const uint BLOCK_BYTES;                          bytes per block
-//   float dequant_block(Words w, uint bb, uint e);   element e of the block starting at byte bb
+//   uint block_byte(uint row_byte, uint b);          the byte naming block b of a row (its
+//                                                    start: row_byte + b·BLOCK_BYTES; Q6_K's
+//                                                    grouped device layout: its d's byte)
+//   float dequant_block(Words w, uint bb, uint e);   element e of the block named by byte bb
 //   float dequant(Words w, uint row_byte, uint i);   element i of the row starting at byte row_byte
 // dequant is a pure function of (row_byte, i): block i / BLOCK_ELEMS at
-// row_byte + (i / BLOCK_ELEMS)·BLOCK_BYTES, element i % BLOCK_ELEMS within it.
+// block_byte(row_byte, i / BLOCK_ELEMS), element i % BLOCK_ELEMS within it.
 //
 // Layouts and arithmetic follow crates/zinc-quant/src/{float,legacy,kquants,iquants,mxfp4}.rs
 // (bit-exact with gguf-py / ggml's dequantize_row_*), ARCHITECTURES.md §11. Offsets below are
@@ -179,18 +182,30 @@ float dequant_block(Words w, uint bb, uint e) {
 // Element e: H = e/128, k = (e%128)/32, l = e%32. Low 4 bits from ql[64H + l + 32(k&1)]
 // (low nibble for k < 2, high nibble for k ≥ 2); high 2 bits (qh[32H + l] >> 2k) & 3;
 // q = (lo | hi << 4) − 32; y = (d·scales[e/16])·q.
-// On the device each block is padded to 224 bytes (14 zero bytes after d, see
-// VulkanBackend::weight): every part starts 16-byte aligned, so the mat-vec reads whole vectors.
+// On the device a row's blocks go in groups of 8 (VulkanBackend::weight, Q6_K_GROUP): the
+// group's 8 d in one 16-byte vector, then each block's other 208 bytes (ql, qh, scales) as
+// above — every part 16-byte aligned, 210 bytes a block. A block is named by the byte of its d
+// (block_byte); with groups 16-byte aligned (rows are a multiple of 16 bytes), that byte gives
+// the group (its bits above 4) and the block within it (bits 1–3): q6_body finds the rest.
 const uint BLOCK_ELEMS = 256u;
-const uint BLOCK_BYTES = 224u;
+const uint BLOCK_BYTES = 210u; // nominal: a block's place is block_byte's, not b · 210
+#define HAS_BLOCK_BYTE 1
+uint block_byte(uint row_byte, uint b) {
+    return row_byte + 1680u * (b >> 3) + 2u * (b & 7u);
+}
+// The byte of ql[0] of the block whose d is at byte bb (qh at + 128, scales at + 192).
+uint q6_body(uint bb) {
+    return (bb & ~15u) + 16u + 208u * ((bb >> 1) & 7u);
+}
 float dequant_block(Words w, uint bb, uint e) {
     uint h = e / 128u, k = (e % 128u) / 32u, l = e % 32u;
-    uint byte = rd_u8(w, bb + 64u * h + l + 32u * (k & 1u));
+    uint bd = q6_body(bb);
+    uint byte = rd_u8(w, bd + 64u * h + l + 32u * (k & 1u));
     uint lo = (k < 2u) ? (byte & 15u) : (byte >> 4);
-    uint hi = (rd_u8(w, bb + 128u + 32u * h + l) >> (2u * k)) & 3u;
+    uint hi = (rd_u8(w, bd + 128u + 32u * h + l) >> (2u * k)) & 3u;
     int q = int(lo | (hi << 4)) - 32;
-    float d = rd_f16(w, bb + 208u);
-    float dl = d * float(rd_i8(w, bb + 192u + e / 16u));
+    float d = rd_f16(w, bb);
+    float dl = d * float(rd_i8(w, bd + 192u + e / 16u));
     return dl * float(q);
 }
 
@@ -251,11 +266,18 @@ float dequant_block(Words w, uint bb, uint e) {
 #error "dequant.glsl: no TYPE_<FMT> defined"
 #endif
 
+#ifndef HAS_BLOCK_BYTE
+// The byte at which block b of the row starting at byte row_byte starts (Q6_K: see above).
+uint block_byte(uint row_byte, uint b) {
+    return row_byte + b * BLOCK_BYTES;
+}
+#endif
+
 // Element i of the row starting at byte row_byte. Kernels that walk whole blocks call
 // dequant_block(w, block_byte, e) directly, so a block's scales are read once (the compiler
 // shares the header loads across an unrolled loop over e).
 float dequant(Words w, uint row_byte, uint i) {
-    return dequant_block(w, row_byte + (i / BLOCK_ELEMS) * BLOCK_BYTES, i % BLOCK_ELEMS);
+    return dequant_block(w, block_byte(row_byte, i / BLOCK_ELEMS), i % BLOCK_ELEMS);
 }
 
 // Elements e0 .. e0 + 15 of the block at byte bb (e0 a multiple of 16), decoding the block's
@@ -288,10 +310,11 @@ void dequant16(Words w, uint bb, uint e0, out float v[16]) {
     }
 #elif defined(TYPE_Q6_K)
     uint h = e0 / 128u, k = (e0 % 128u) / 32u, l0 = e0 % 32u;
-    uint qlb = bb + 64u * h + l0 + 32u * (k & 1u);
-    uint qhb = bb + 128u + 32u * h + l0;
+    uint bd = q6_body(bb);
+    uint qlb = bd + 64u * h + l0 + 32u * (k & 1u);
+    uint qhb = bd + 128u + 32u * h + l0;
     uint lsh = (k < 2u) ? 0u : 4u;
-    float dl = rd_f16(w, bb + 208u) * float(rd_i8(w, bb + 192u + e0 / 16u));
+    float dl = rd_f16(w, bb) * float(rd_i8(w, bd + 192u + e0 / 16u));
     [[unroll]] for (uint i = 0u; i < 4u; i++) {
         uint ql = rd_u32(w, qlb + 4u * i) >> lsh;
         uint qh = rd_u32(w, qhb + 4u * i) >> (2u * k);

@@ -33,7 +33,7 @@ void main() {
     }
     uint c = (chunk % per_row) * 16u;
     float v[16];
-    dequant16(pc.w, r * pc.row_bytes + (c / BLOCK_ELEMS) * BLOCK_BYTES, c % BLOCK_ELEMS, v);
+    dequant16(pc.w, block_byte(r * pc.row_bytes, c / BLOCK_ELEMS), c % BLOCK_ELEMS, v);
     uint at = (r * pc.ncols + c) / 8u;
     Quads o = Quads(pc.out_);
     o.v[at] = uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])),

@@ -104,16 +104,18 @@ float unit_dot(Words w, uint bb, uint u, Words xq, Floats xs, uint xw, uint xc) 
 }
 
 #elif defined(TYPE_Q6_K)
-// Unit = 128 elements = one half of the block: 64 ql bytes, 32 qh bytes, 8 scales. Blocks are
-// padded to 224 bytes on the device (dequant.glsl), so every part is read as 16-byte vectors.
+// Unit = 128 elements = one half of the block: 64 ql bytes, 32 qh bytes, 8 scales. On the
+// device every part starts 16-byte aligned (dequant.glsl's grouped layout; bb names the block
+// by its d), so every part is read as 16-byte vectors.
 const uint UNIT = 128u;
 float unit_dot(Words w, uint bb, uint u, Words xq, Floats xs, uint xw, uint xc) {
     Quads wq = Quads(w);
-    uint lq = (bb + 64u * u) >> 4;
-    uint hq = (bb + 128u + 32u * u) >> 4;
+    uint bd = q6_body(bb);
+    uint lq = (bd + 64u * u) >> 4;
+    uint hq = (bd + 128u + 32u * u) >> 4;
     uvec4 ql[4] = uvec4[4](wq.v[lq], wq.v[lq + 1u], wq.v[lq + 2u], wq.v[lq + 3u]);
     uvec4 qh[2] = uvec4[2](wq.v[hq], wq.v[hq + 1u]);
-    uint scw = (bb + 192u + 8u * u) >> 2;
+    uint scw = (bd + 192u + 8u * u) >> 2;
     uint sc0 = w.v[scw];
     uint sc1 = w.v[scw + 1u];
     uvec4 xv[8];
@@ -138,7 +140,7 @@ float unit_dot(Words w, uint bb, uint u, Words xq, Floats xs, uint xw, uint xc) 
             acc += sc * (is - 32 * sx);
         }
     }
-    float d = f16_bits_to_f32(w.v[(bb + 208u) >> 2] & 0xFFFFu);
+    float d = rd_f16(w, bb);
     return d * xs.v[xc] * float(acc);
 }
 

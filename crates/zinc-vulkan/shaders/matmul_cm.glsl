@@ -119,7 +119,7 @@ void fetch(uint k0, uint r0, uint tid, out uvec4 wst[8], out vec4 xst[32]) {
             wst[2u * n + 1u] = Quads(pc.w).v[at + 1u];
 #else
             float v[16];
-            dequant16(pc.w, wbase + wr * pc.row_bytes + (c / BLOCK_ELEMS) * BLOCK_BYTES, c % BLOCK_ELEMS, v);
+            dequant16(pc.w, block_byte(wbase + wr * pc.row_bytes, c / BLOCK_ELEMS), c % BLOCK_ELEMS, v);
             wst[2u * n] = uvec4(packHalf2x16(vec2(v[0], v[1])), packHalf2x16(vec2(v[2], v[3])),
                                 packHalf2x16(vec2(v[4], v[5])), packHalf2x16(vec2(v[6], v[7])));
             wst[2u * n + 1u] = uvec4(packHalf2x16(vec2(v[8], v[9])), packHalf2x16(vec2(v[10], v[11])),

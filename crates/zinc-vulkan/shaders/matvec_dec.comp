@@ -20,7 +20,8 @@
 //   Q4_K (144-byte blocks: d, dmin, 12 scale bytes, 128 qs bytes): qs bytes 16p .. 16p + 15 of
 //     the quants; their low nibbles are elements 64(p/2) + 16(p%2) + 0..15 (sub-block p/2·2),
 //     high nibbles the same + 32 (sub-block p/2·2 + 1).
-//   Q6_K (blocks padded to 224 bytes on the device: 128 ql, 64 qh, 16 scales, d): half n = p/4,
+//   Q6_K (dequant.glsl's grouped device layout: a block's 128 ql, 64 qh, 16 scales 16-byte
+//     aligned at q6_body, its d in its group's vector of eight d): half n = p/4,
 //     ql bytes 64n + 16(p%4) .. + 15 and qh bytes 32n + 16(p%2) .. + 15; with l = 16(p%2) + i,
 //     low nibbles are quarter (p%4)/2 (elements 128n + 32·((p%4)/2) + l), high nibbles
 //     quarter (p%4)/2 + 2, the two qh bits of quarter q at 2q.
@@ -473,12 +474,13 @@ void main() {
                     uint ja = 8u * n + l; // scales of quarters 0, 1, 2, 3: ja, + 2, + 4, + 6
                     [[unroll]] for (uint k = 0u; k < NRT; k++) {
                         restrict RQuads wk = k < NR ? wq : wq2;
-                        uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
+                        uint hb = block_byte(rowb[k], b); // the block's d (dequant.glsl)
+                        uint bq = wbase + (q6_body(hb) >> 4);
                         uvec4 ql0 = wk.v[bq + 4u * n + l];
                         uvec4 ql1 = wk.v[bq + 4u * n + l + 2u];
                         uvec4 qh = wk.v[bq + 8u + 2u * n + l];
                         uvec4 sc = wk.v[bq + 12u];
-                        uint dw = (k < NR ? pc.w : wd2).v[(bq + 13u) * 4u];
+                        uint dw = (k < NR ? pc.w : wd2).v[4u * wbase + (hb >> 2)] >> (8u * (hb & 2u));
                         int d0 = 0, d1 = 0, d2 = 0, d3 = 0;
                         [[unroll]] for (uint i = 0u; i < 4u; i++) {
                             uint h = qh[i];
@@ -558,11 +560,12 @@ void main() {
                     uint jb = ja + 4u;
                     [[unroll]] for (uint k = 0u; k < NRT; k++) {
                         restrict RQuads wk = k < NR ? wq : wq2;
-                        uint bq = wbase + ((rowb[k] + b * BLOCK_BYTES) >> 4);
+                        uint hb = block_byte(rowb[k], b); // the block's d (dequant.glsl)
+                        uint bq = wbase + (q6_body(hb) >> 4);
                         uvec4 ql = wk.v[bq + 4u * n + p];
                         uvec4 qh = wk.v[bq + 8u + 2u * n + l];
-                        uvec4 sc = wk.v[bq + 12u]; // 16 scale bytes, then d
-                        uint dw = (k < NR ? pc.w : wd2).v[(bq + 13u) * 4u];
+                        uvec4 sc = wk.v[bq + 12u]; // 16 scale bytes
+                        uint dw = (k < NR ? pc.w : wd2).v[4u * wbase + (hb >> 2)] >> (8u * (hb & 2u));
                         int da = 0, db = 0;
                         [[unroll]] for (uint i = 0u; i < 4u; i++) {
                             uint hq = qh[i] >> (2u * qa);

@@ -103,12 +103,12 @@ void main() {
         const uint UPB = BLOCK_ELEMS / UNIT; // units per block
         uint nunits = pc.ncols / UNIT;
         for (uint i = lane; i < nunits; i += TPR) {
-            uint blk = (i / UPB) * BLOCK_BYTES;
+            uint blk = i / UPB;
             uint u = i % UPB;
             uint e0 = i * UNIT;
             [[unroll]] for (uint k = 0u; k < NR; k++) {
                 [[unroll]] for (uint j = 0u; j < NT; j++) {
-                    acc[j * NR + k] += unit_dot(pc.w, rowb[k] + blk, u, pc.xq, pc.xs,
+                    acc[j * NR + k] += unit_dot(pc.w, block_byte(rowb[k], blk), u, pc.xq, pc.xs,
                                                 xw[j] + e0 / 4u, xc[j] + (e0 / 32u) * 4u);
                 }
             }

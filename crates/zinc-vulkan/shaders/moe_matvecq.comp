@@ -92,7 +92,7 @@ void main() {
         uint nunits = pc.ncols / UNIT;
         uint row = e * pc.expert_bytes + (pc.row0 + r) * pc.row_bytes;
         for (uint i = lane; i < nunits; i += TPR) {
-            uint bb = row + (i / UPB) * BLOCK_BYTES;
+            uint bb = block_byte(row, i / UPB);
             uint e0 = i * UNIT;
             acc += unit_dot(pc.w, bb, i % UPB, pc.xq, pc.xs, xw + e0 / 4u, xc + (e0 / 32u) * 4u);
         }

@@ -750,38 +750,55 @@ fn attn_cm_shared_bytes(hd: usize) -> usize {
     2 * 32 * (hd + 8) * 2 + 4 * 16 * 32 * 4 + 2 * 4 * 16 * 40 * 2 + 64 * 4 + 16
 }
 
-/// Bytes of a Q6_K block on the device: the 210 of GGUF padded so that each part (ql, qh,
-/// scales, d) starts 16-byte aligned and the mat-vec reads whole vectors (`dequant.glsl`).
-const Q6_K_DEVICE_BLOCK: usize = 224;
+/// Q6_K blocks on the device are kept in groups of [`Q6_K_GROUP`] a row: the group's
+/// [`Q6_K_GROUP`] scales `d` (f16, zero-filled past a short last group) in one 16-byte vector,
+/// then each block's other 208 bytes (ql, qh, scales: 13 vectors) as GGUF has them. Every part
+/// starts 16-byte aligned, so the mat-vecs read whole vectors, and a full group takes 8 × 210
+/// bytes: nothing is added but at a row's short last group (16 bytes), where blocks padded to
+/// 224 bytes each took 6.7% more memory and bandwidth. `dequant.glsl` reads this layout.
+const Q6_K_GROUP: usize = 8;
+/// A Q6_K block's bytes on the device after its `d`.
+const Q6_K_BODY: usize = 208;
+
+/// Bytes of a device row of `nblocks` Q6_K blocks (a multiple of 16).
+fn q6k_row_bytes(nblocks: usize) -> usize {
+    let (full, rest) = (nblocks / Q6_K_GROUP, nblocks % Q6_K_GROUP);
+    full * (16 + Q6_K_GROUP * Q6_K_BODY) + if rest > 0 { 16 + rest * Q6_K_BODY } else { 0 }
+}
 
 /// A weight's bytes as the kernels read them, and the bytes of one row: the GGUF layout, except
-/// Q6_K blocks padded to [`Q6_K_DEVICE_BLOCK`] bytes (6.7% more memory for those tensors).
+/// Q6_K's rows regrouped as [`Q6_K_GROUP`] says.
 fn device_layout(
     ty: GgmlType,
     cols: u64,
     bytes: std::borrow::Cow<'_, [u8]>,
 ) -> (u64, std::borrow::Cow<'_, [u8]>) {
     let row_bytes = ty.row_bytes(cols).unwrap_or(0);
-    if ty != GgmlType::Q6_K {
+    if ty != GgmlType::Q6_K || row_bytes == 0 {
         return (row_bytes, bytes);
     }
     use rayon::prelude::*;
-    let (block, elems) = (ty.type_size(), ty.block_size());
-    // Batches of blocks across the host's threads (a 30B MoE file holds ~8 GB of Q6_K).
-    const BATCH: usize = 4096;
-    let mut out = vec![0u8; bytes.len() / block * Q6_K_DEVICE_BLOCK];
-    out.par_chunks_mut(BATCH * Q6_K_DEVICE_BLOCK)
-        .zip(bytes.par_chunks(BATCH * block))
+    let block = ty.type_size();
+    let nblocks = (cols / ty.block_size() as u64) as usize;
+    let (src_row, dst_row) = (row_bytes as usize, q6k_row_bytes(nblocks));
+    let rows = bytes.len() / src_row;
+    // Rows across the host's threads (a 30B MoE file holds ~8 GB of Q6_K).
+    let mut out = vec![0u8; rows * dst_row];
+    out.par_chunks_mut(dst_row)
+        .zip(bytes.par_chunks_exact(src_row))
         .for_each(|(dst, src)| {
-            for (d, b) in dst
-                .chunks_exact_mut(Q6_K_DEVICE_BLOCK)
-                .zip(src.chunks_exact(block))
+            for (dg, sg) in dst
+                .chunks_mut(16 + Q6_K_GROUP * Q6_K_BODY)
+                .zip(src.chunks(Q6_K_GROUP * block))
             {
-                d[..block].copy_from_slice(b);
+                for (j, b) in sg.chunks_exact(block).enumerate() {
+                    dg[2 * j..2 * j + 2].copy_from_slice(&b[Q6_K_BODY..block]);
+                    dg[16 + j * Q6_K_BODY..16 + (j + 1) * Q6_K_BODY]
+                        .copy_from_slice(&b[..Q6_K_BODY]);
+                }
             }
         });
-    let row = cols / elems as u64 * Q6_K_DEVICE_BLOCK as u64;
-    (row, out.into())
+    (dst_row as u64, out.into())
 }
 
 /// A grid of `x` columns (tokens, tiles) by `row_groups`, the row group y + z·65535 (kernels
@@ -3256,20 +3273,40 @@ impl Backend for VulkanBackend {
 mod tests {
     use super::*;
 
-    /// Q6_K's device layout (copied in batches across threads): each 210-byte GGUF block
-    /// followed by 14 zero bytes, in order, over more blocks than one batch and a partial last
-    /// batch; other formats as they are.
+    /// Q6_K's device layout (rows across threads): each row's blocks in groups of eight, the
+    /// group's eight `d` first in one 16-byte vector, then each block's 208 other bytes in
+    /// order; a short last group as long as it needs (its unused `d` slots zero); rows of whole
+    /// groups exactly 210 bytes a block. Other formats as they are.
     #[test]
-    fn q6k_blocks_are_padded_in_order() {
-        let (block, cols) = (GgmlType::Q6_K.type_size(), 256u64);
-        let nblocks = 2 * 4096 + 37;
-        let bytes: Vec<u8> = (0..nblocks * block).map(|i| (i % 251) as u8 + 1).collect();
-        let (row, out) = device_layout(GgmlType::Q6_K, cols, bytes.as_slice().into());
-        assert_eq!(row, Q6_K_DEVICE_BLOCK as u64);
-        assert_eq!(out.len(), nblocks * Q6_K_DEVICE_BLOCK);
-        for (i, d) in out.chunks_exact(Q6_K_DEVICE_BLOCK).enumerate() {
-            assert_eq!(&d[..block], &bytes[i * block..(i + 1) * block], "block {i}");
-            assert!(d[block..].iter().all(|&b| b == 0), "block {i}'s padding");
+    fn q6k_rows_are_grouped_by_eight_blocks() {
+        let block = GgmlType::Q6_K.type_size();
+        assert_eq!((block, Q6_K_BODY + 2), (210, 210));
+        for (nb, rows) in [(16usize, 3usize), (3, 5), (11, 2), (8, 1), (1, 2)] {
+            let cols = 256 * nb as u64;
+            let bytes: Vec<u8> = (0..rows * nb * block)
+                .map(|i| (i % 251) as u8 + 1)
+                .collect();
+            let (row, out) = device_layout(GgmlType::Q6_K, cols, bytes.as_slice().into());
+            let expect = (nb / 8) * 1680 + if nb % 8 > 0 { 16 + 208 * (nb % 8) } else { 0 };
+            assert_eq!(row as usize, expect, "{nb} blocks");
+            assert_eq!(row % 16, 0);
+            assert_eq!(out.len(), rows * expect);
+            for r in 0..rows {
+                for b in 0..nb {
+                    let src = &bytes[(r * nb + b) * block..(r * nb + b + 1) * block];
+                    let g = r * expect + 1680 * (b / 8);
+                    let d = g + 2 * (b % 8);
+                    assert_eq!(&out[d..d + 2], &src[208..], "row {r} block {b}'s d");
+                    let body = g + 16 + 208 * (b % 8);
+                    assert_eq!(&out[body..body + 208], &src[..208], "row {r} block {b}");
+                }
+                // A short group's unused d slots are zero.
+                let last = nb % 8;
+                if last > 0 {
+                    let g = r * expect + 1680 * (nb / 8);
+                    assert!(out[g + 2 * last..g + 16].iter().all(|&b| b == 0));
+                }
+            }
         }
         let q4 = vec![7u8; 144 * 3];
         let (row, same) = device_layout(GgmlType::Q4_K, 256, q4.as_slice().into());
