@@ -781,6 +781,9 @@ pub fn run<B: Backend>(
         (8, 2, 96, 700, 1, None),
         (16, 2, 96, 700, 1, None),
         (5, 1, 80, 600, 1, None),
+        // A decode step over 3,000 keys: many slices of 64-wide heads (on lavapipe a key's
+        // invocations each take one 8-dimension vector, as 128-wide heads have on GPUs).
+        (8, 2, 64, 3000, 1, None),
     ] {
         let case = format!(
             "attention heads={n_head}/{n_head_kv} head_dim={head_dim} ctx={ctx} rows={rows} window={window:?}"
@@ -1010,6 +1013,7 @@ pub fn run<B: Backend>(
         ),
         (neox, 64, 64, 16, 2, false, true, 1, 130, None, None),
         (neox, 64, 64, 4, 2, true, true, 3, 600, None, None),
+        (neox, 64, 64, 8, 2, true, true, 1, 3000, None, None),
         // 256-wide heads (more than a 128-invocation workgroup), over one slice and several.
         (neox, 256, 256, 4, 1, true, true, 1, 20, None, None),
         (neox, 256, 256, 4, 1, true, true, 1, 900, None, None),
