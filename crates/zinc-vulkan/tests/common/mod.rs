@@ -57,11 +57,13 @@ pub fn conforms(
         route_rank: Some(tpr != 64),
         router_wg: (tpr == 16).then_some(64),
         attn_merge: Some(tpr == 16),
-        // Query heads a workgroup over split keys: 2 in the merging run, 1 in the last; the
-        // last also takes up to 1,024 keys in one slice written directly.
+        // Query heads a workgroup over split keys: 2 in the merging run, 4 in the last (five
+        // heads in attn_dec_prep's norm loop: four queries and the key); the last also takes
+        // up to 1,024 keys in one slice written directly. The runs with CPU-style attention
+        // split longer contexts at the default, one.
         attn_heads: match tpr {
             16 => Some(2),
-            8 => Some(1),
+            8 => Some(4),
             _ => None,
         },
         attn_direct: (tpr == 8).then_some(1024),
