@@ -1,4 +1,6 @@
 #!/bin/bash
+# A record of what ran: `--vk-attn-early` (and `--vk-attn-ahead 16`) existed only in that
+# call's build, removed after it measured slower (BENCHMARKS, session 23); not runnable now.
 # Session 23, first call: the decode attention loading each slice's values with its keys
 # (`--vk-attn-early`, new: the whole slice in one pass, up to 16 keys an invocation) against
 # the default, from an empty context (one slice written directly) and after 4,096 tokens (16

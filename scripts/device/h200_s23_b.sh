@@ -1,4 +1,6 @@
 #!/bin/bash
+# A record of what ran: `--vk-attn-early` (and `--vk-attn-ahead 16`) existed only in that
+# call's build, removed after it measured slower (BENCHMARKS, session 23); not runnable now.
 # Session 23, second call: after 4,096 tokens, the decode attention's query heads a workgroup
 # (`--vk-attn-heads` 1, 2, 4: with four, a slice's keys are read once for the KV head's four
 # query heads, not four times from L2) against the keys each invocation loads at once
