@@ -59,8 +59,10 @@ build_llama() {
   nice -n 10 cmake --build $LCU/build --target llama-bench -j ${1:-16} > $OUT/build.log 2>&1
   echo "llama.cpp CUDA build: $(( $(date +%s) - start )) s" | tee $OUT/build-time.txt
 }
+# `vs_llama`'s ZINC runs take $VS_ZINC (extra `bench_vs_llama.py` arguments such as
+# `--zinc-arg=--vk-norm-in-glu --zinc-arg=true`; default none).
 vs_llama() {
-  local B="python3 scripts/bench_vs_llama.py --zinc $Z --llama-bench $LB --llama-arg=-fa --llama-arg=1"
+  local B="python3 scripts/bench_vs_llama.py --zinc $Z --llama-bench $LB --llama-arg=-fa --llama-arg=1 ${VS_ZINC:-}"
   echo "== Qwen3-8B: prompt 512, generation 128"
   $B -m /tmp/q8b.gguf -p 512 -n 128 -r 3 --bandwidth-gbs 4300 --out $OUT/cuda-d0
   echo "== Qwen3-8B: generation 128 after 4096 tokens"
