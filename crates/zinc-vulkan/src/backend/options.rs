@@ -30,7 +30,10 @@ pub struct VulkanOptions {
     /// 32x1x128x1 209; 32x2x128x2 208; 32x1x128x2 204; 64x1x128x2 195; 128x1x128x1 190;
     /// 32x1x128x4 181; 32x1x128x8 168; matvecq.comp 204).
     pub decode_kquant: Option<(u32, u32, u32)>,
-    /// `decode_kquant` for Q6_K weights only. `None`: as `decode_kquant`.
+    /// `decode_kquant` for Q6_K weights only, output heads included. `None`: as
+    /// `decode_kquant`, but at least two rows a group for the `DEC_HEAD_ROWS` (65,536) rows
+    /// or more of an output head (H200, `zinc matvec-cost`, Qwen3-8B's 151,936 × 4,096 head:
+    /// 127.19 µs at two rows, 136.01 at one).
     pub decode_q6k: Option<(u32, u32, u32)>,
     /// `matvec_dec.comp`'s 16-byte pieces of a block per lane (1, 2 or 4; its `PB`) for every
     /// K-quant as given, kernel tuning. `None`: 2 for Q4_K, 1 for Q6_K.
@@ -158,12 +161,6 @@ pub struct VulkanOptions {
     /// Qwen3-8B at 2 rows 302.4 / 303.3 tok/s, at 1 294.5 / 295.2, against 304.2 / 304.1 at 4;
     /// Qwen3-30B-A3B at 2 rows 303.8 / 302.7 against 319.6 / 320.6 at 1).
     pub glu_rows_nr: Option<u32>,
-    /// Decode steps of a dense gated FFN under `glu_rows`: its pre-norm computed by the gate
-    /// and up dispatch itself, each workgroup normalizing and quantizing the row into its shared
-    /// memory (`matvec_dec.comp`'s NIN) where `norm_quant.comp` took a stage of its own; the
-    /// same bits (the same sums, where the norm's workgroup is as large as the gate and up's).
-    /// Before `fuse_norm` for that norm. Kernel tuning. `None`: off.
-    pub norm_in_glu: Option<bool>,
     /// Decode steps of one token: the q/k norms, RoPE and the K/V store done by the decode
     /// attention itself (`attn_dec.comp`'s PREP) instead of qk_prep.comp before it, one stage
     /// fewer a layer; the same arithmetic, held to the separate kernels within 10⁻⁵ of the
@@ -288,6 +285,9 @@ pub(super) struct Tuning {
     /// The Q4_K shape's rows per group is the default's, one below `DEC_NR2_ROWS` rows (no
     /// shape was given).
     pub(super) decode_rows_auto: bool,
+    /// The Q6_K shape's rows per group is at least two from `DEC_HEAD_ROWS` rows up (no Q6_K
+    /// shape of its own was given: `decode_kquant` alone leaves output heads this rule).
+    pub(super) q6k_rows_auto: bool,
     /// Quantized mat-vecs take the integer-dot path (see [`VulkanOptions::int_dot`]).
     pub(super) int_dot: bool,
     /// Mat-vec row reductions may use subgroup shuffles.
@@ -314,8 +314,6 @@ pub(super) struct Tuning {
     pub(super) glu_rows: bool,
     /// See [`VulkanOptions::glu_rows_nr`]: [dense FFNs, MoE experts].
     pub(super) glu_rows_nr: [u32; 2],
-    /// See [`VulkanOptions::norm_in_glu`].
-    pub(super) norm_in_glu: bool,
     /// See [`VulkanOptions::fuse_prep`].
     pub(super) fuse_prep: bool,
     /// See [`VulkanOptions::moe_rows`].
@@ -688,6 +686,7 @@ impl Tuning {
             decode_matvec,
             decode_kquant,
             decode_rows_auto: opts.decode_kquant.is_none(),
+            q6k_rows_auto: opts.decode_q6k.is_none(),
             int_dot,
             shuffle,
             cpu_attention,
@@ -701,7 +700,6 @@ impl Tuning {
             fuse_glu: opts.fuse_glu.unwrap_or(true),
             glu_rows: opts.glu_rows.unwrap_or(true),
             glu_rows_nr,
-            norm_in_glu: opts.norm_in_glu.unwrap_or(false),
             fuse_prep: opts.fuse_prep.unwrap_or(true),
             moe_rows,
             moe_lanes,
@@ -786,6 +784,7 @@ mod tests {
         // The activation in the gate/up tail; MoE experts shaped as dense weights.
         assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
         assert!(gpu.glu_rows && gpu.glu_rows_nr == [4, 1] && gpu.fuse_prep);
+        assert!(gpu.decode_rows_auto && gpu.q6k_rows_auto);
         let mid = Tuning::resolve(
             &VulkanOptions::default(),
             &device(crate::DeviceKind::Discrete, 48),
@@ -834,7 +833,7 @@ mod tests {
                 [32, 1, 128, 2 | 3 << 4 | 256]
             ]
         );
-        assert!(!t.decode_rows_auto);
+        assert!(!t.decode_rows_auto && t.q6k_rows_auto);
         let opts = VulkanOptions {
             decode_pieces: Some(4),
             decode_pair: Some(true),
