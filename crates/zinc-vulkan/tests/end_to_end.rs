@@ -631,6 +631,81 @@ fn a_wide_output_head_at_two_rows_a_group_follows_the_cpu() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A dense FFN's pre-norm computed by its gate and up dispatch itself
+/// (`VulkanOptions::norm_in_glu`, matvec_dec.comp's NIN: each workgroup sums, normalizes and
+/// quantizes the whole row into its shared memory) against the same device with it off
+/// (norm_quant.comp a stage before): the same logits bit for bit at every decode step of
+/// synthetic Qwen3s with rows of 1,024 (one pass of the workgroup's 256 invocations) and 2,304
+/// (three, the last partial), one `norm_quant` dispatch and one dependent stage fewer a layer
+/// and step (the 4-token prompt's too), and within 5% of the CPU.
+#[test]
+fn a_dense_ffn_norm_inside_its_gate_and_up_gives_the_same_bits() {
+    let prompt = [17u32, 300, 5, 911];
+    let cont: Vec<u32> = (0..6).map(|i| (i * 97 + 13) % 1024).collect();
+    let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
+    let dir = std::env::temp_dir().join(format!("zinc-norm-in-glu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for n_embd in [1024, 2304] {
+        let spec = small_qwen3(n_embd, 768);
+        let path = dir.join(format!("qwen3-{n_embd}.gguf"));
+        zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
+        let file = Arc::new(GgufModel::open(&path).expect("open"));
+        let lc = forced(&engine(CpuBackend::new(), &file), &prompt, &cont);
+        // GPUs' K-quant shape: 32 lanes a row, so the gate/up's workgroup (8 groups of 4 rows)
+        // is the decode norm's 256 invocations.
+        let gpu = |nin: bool, global: bool| {
+            validated(
+                VulkanOptions {
+                    threads_per_row: Some(16),
+                    decode_kquant: Some((32, 1, 128)),
+                    norm_in_glu: Some(nin),
+                    norm_in_glu_global: Some(global),
+                    profile: true,
+                    ..Default::default()
+                },
+                &file,
+            )
+        };
+        let (on, off) = (gpu(true, false), gpu(false, false));
+        // The row through a scratch buffer: the same bits too.
+        let l_glob = forced(&gpu(true, true), &prompt, &cont);
+        let stages = |e: &Engine<VulkanBackend>| e.backend.dependent_stages().expect("counted");
+        let (s_on, s_off) = (stages(&on), stages(&off));
+        let (l_on, l_off) = (forced(&on, &prompt, &cont), forced(&off, &prompt, &cont));
+        let same = |a: &[f32], b: &[f32]| a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+        for (i, (a, b)) in l_glob.iter().zip(&l_off).enumerate() {
+            assert!(same(a, b), "{n_embd}: step {i} differs through the scratch buffer");
+        }
+        let steps = cont.len() as u64;
+        let (d_on, d_off) = (stages(&on) - s_on, stages(&off) - s_off);
+        let norms = |e: &Engine<VulkanBackend>| kernel_calls(e, |n| n == "norm_quant");
+        let fewer = steps * spec.n_layer as u64;
+        assert!(
+            d_off - d_on == fewer && norms(&off) - norms(&on) == fewer,
+            "{n_embd}: {d_on} dependent stages and {} norm_quant with the norm in the gate/up, \
+             {d_off} and {} without, over {steps} steps",
+            norms(&on),
+            norms(&off)
+        );
+        for (i, ((a, b), c)) in l_on.iter().zip(&l_off).zip(&lc).enumerate() {
+            let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(same, "{n_embd}: step {i} differs");
+            let d: Vec<f32> = a.iter().zip(c).map(|(x, y)| x - y).collect();
+            let (dist, scale) = (ms(&d).sqrt(), ms(c).sqrt());
+            assert!(
+                dist < 0.05 * scale,
+                "{n_embd}, step {i}: {dist} from the CPU (RMS {scale})"
+            );
+        }
+    }
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// MoE routing's small ranking (route.glsl's `route_small`, up to 128 experts) gives the
 /// general ranking's picks and weights bit for bit: a synthetic Qwen3-MoE (96 experts, 8 a
 /// token; and 12, 4 a token) decoded both ways, with the router's mat-vec routing (its profile
