@@ -338,52 +338,6 @@ fn matmul_ref(w: &[f32], rows: usize, cols: usize, x: &[f32], ntok: usize) -> Ve
     out
 }
 
-/// `got`, the `glu.down.Q4_K` projection of a gated activation `act` (`ntok` rows of `GLU_FF`,
-/// as read back) as the backend's down-projection read it from its producer, against `sep`, the
-/// down of `act` read back and quantized afresh: the same bits (it read the activation as the
-/// separate path quantizes it), or, where the producer quantized its own rows in Q8_0-style
-/// chunks of 32 (Vulkan's `glu_rows`), the down of those chunks within the float sums' error and
-/// two quanta of the activation rounded the other way (a device's reciprocal and ties round an
-/// element now and then to its neighbour; a chunk read with another chunk's scale, or a
-/// quantization gone elsewhere, is off by a good part of the whole).
-fn judge_glu_down(
-    name: String,
-    got: &[f32],
-    sep: &[f32],
-    act: &[f32],
-    m: &GgufModel,
-    ntok: usize,
-) -> CaseResult {
-    let f64s = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
-    if got.iter().zip(sep).all(|(a, b)| a.to_bits() == b.to_bits()) {
-        return judge(name, got, &f64s(sep), |_| 0.0);
-    }
-    let xq = dot_input(GgmlType::Q8_0, act);
-    let dd = dequant(m, "glu.down.Q4_K");
-    let want = matmul_ref(&dd, MM_ROWS, GLU_FF, &xq, ntok);
-    // Each element's quantum: its chunk's scale (the largest |q·d| is 127·d).
-    let quantum: Vec<f64> = xq
-        .chunks(32)
-        .flat_map(|c| {
-            let d = c.iter().fold(0.0f64, |m, &x| m.max(x.abs() as f64)) / 127.0;
-            std::iter::repeat_n(d, c.len())
-        })
-        .collect();
-    judge(name, got, &want, |i| {
-        let (t, r) = (i / MM_ROWS, i % MM_ROWS);
-        let (wr, xt) = (
-            &dd[r * GLU_FF..(r + 1) * GLU_FF],
-            &xq[t * GLU_FF..(t + 1) * GLU_FF],
-        );
-        let qt = &quantum[t * GLU_FF..(t + 1) * GLU_FF];
-        let flip = wr
-            .iter()
-            .zip(qt)
-            .fold(0.0f64, |m, (&w, &d)| m.max(w.abs() as f64 * d));
-        1e-5 * norm(wr) * norm(xt) + 2.0 * flip
-    })
-}
-
 /// `got`, the SwiGLU activation of `x` (`ntok` rows of `SQ`, as the backend read it) through
 /// the `glu.gate.<ty>` and `glu.up.<ty>` fixtures, against SwiGLU of the reference products:
 /// the error of g and u (each within the mat-mul bound) through silu(g)·u, whose slope in g is
@@ -1336,14 +1290,44 @@ pub fn run<B: Backend>(
                 &f64s(&sep),
                 |_| 0.0,
             ));
-            out.push(judge_glu_down(
-                format!("{case} down"),
-                &yv,
-                &ysep,
-                &av,
-                m,
-                ntok,
-            ));
+            // The down-projection reads the activation as the separate path quantizes it (the
+            // same bits), or quantized in Q8_0-style chunks of 32 where the gate/up quantize
+            // their own rows (Vulkan's `glu_rows`): then against the down of those chunks, the
+            // float sums' error and two quanta of the activation rounded the other way (a
+            // device's reciprocal and ties round an element now and then to its neighbour; a
+            // chunk read with another chunk's scale is off by a good part of the whole).
+            let same = yv
+                .iter()
+                .zip(&ysep)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            if same {
+                out.push(judge(format!("{case} down"), &yv, &f64s(&ysep), |_| 0.0));
+            } else {
+                let xq = dot_input(GgmlType::Q8_0, &av);
+                let dd = dequant(m, "glu.down.Q4_K");
+                let want = matmul_ref(&dd, MM_ROWS, GLU_FF, &xq, ntok);
+                // Each element's quantum: its chunk's scale (the largest |q·d| is 127·d).
+                let quantum: Vec<f64> = xq
+                    .chunks(32)
+                    .flat_map(|c| {
+                        let d = c.iter().fold(0.0f64, |m, &x| m.max(x.abs() as f64)) / 127.0;
+                        std::iter::repeat_n(d, c.len())
+                    })
+                    .collect();
+                out.push(judge(format!("{case} down"), &yv, &want, |i| {
+                    let (t, r) = (i / MM_ROWS, i % MM_ROWS);
+                    let (wr, xt) = (
+                        &dd[r * GLU_FF..(r + 1) * GLU_FF],
+                        &xq[t * GLU_FF..(t + 1) * GLU_FF],
+                    );
+                    let qt = &quantum[t * GLU_FF..(t + 1) * GLU_FF];
+                    let flip = wr
+                        .iter()
+                        .zip(qt)
+                        .fold(0.0f64, |m, (&w, &d)| m.max(w.abs() as f64 * d));
+                    1e-5 * norm(wr) * norm(xt) + 2.0 * flip
+                }));
+            }
             if act != GatedAct::SwiGlu {
                 continue;
             }
@@ -1496,64 +1480,6 @@ pub fn run<B: Backend>(
         let av = b.read(&a);
         let hv = b.read(&h);
         out.push(judge_swiglu(case, &av, m, GgmlType::Q4_K, &hv, ntok, tol));
-    }
-
-    // A residual, the FFN's pre-norm and its gate and up with their activation in one step
-    // (`matmul_add_norm_gate_up_act`; on GPU decode steps the gate and up dispatch may compute
-    // the norm itself, each workgroup the whole row): the residual the same bits as
-    // `matmul_add`'s, the activation against SwiGLU of the reference products of the residual's
-    // RMSNorm (in f64, of the residual as read back), and a down-projection reading it as it
-    // was left (`judge_glu_down`). (Vulkan's end-to-end tests hold the in-dispatch norm to the
-    // separate one bit for bit.)
-    for (ty, ntok) in [
-        (GgmlType::Q4_K, 1usize),
-        (GgmlType::Q4_K, 3),
-        (GgmlType::Q6_K, 1),
-    ] {
-        let case = format!(
-            "residual + norm + gate_up_act {} rows={GLU_FF} tokens={ntok}",
-            ty.name()
-        );
-        if !want(&case) {
-            continue;
-        }
-        let w = weight("sq.Q4_K")?;
-        let nw = weight(&format!("norm.{SQ}"))?;
-        let nv = dequant(m, &format!("norm.{SQ}"));
-        let gw = weight(&format!("glu.gate.{}", ty.name()))?;
-        let uw = weight(&format!("glu.up.{}", ty.name()))?;
-        let (x, a0) = (randn(&mut rng, ntok * SQ), randn(&mut rng, ntok * SQ));
-        let (xt, eps, act) = (b.tensor_from(&x, ntok, SQ), 1e-6, GatedAct::SwiGlu);
-        let mut acc = b.tensor_from(&a0, ntok, SQ);
-        let a = b.matmul_add_norm_gate_up_act(&w, &xt, &mut acc, (&nw, eps), (&gw, &uw, act));
-        // The down-projection reads the activation before anything is read back.
-        let dw = weight("glu.down.Q4_K")?;
-        let y = b.matmul(&dw, &a);
-        let (av, accv, yv) = (b.read(&a), b.read(&acc), b.read(&y));
-        let ysep = b.read(&b.matmul(&dw, &b.tensor_from(&av, ntok, GLU_FF)));
-        out.push(judge_glu_down(
-            format!("{case} down"),
-            &yv,
-            &ysep,
-            &av,
-            m,
-            ntok,
-        ));
-        let mut sep = b.tensor_from(&a0, ntok, SQ);
-        b.matmul_add(&w, &xt, &mut sep);
-        let sepv: Vec<f64> = b.read(&sep).iter().map(|&v| v as f64).collect();
-        out.push(judge(format!("{case} residual"), &accv, &sepv, |_| 0.0));
-        let hv: Vec<f32> = accv
-            .chunks(SQ)
-            .flat_map(|row| {
-                let ms = row.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / SQ as f64;
-                let r = 1.0 / (ms + eps as f64).sqrt();
-                row.iter()
-                    .zip(&nv)
-                    .map(move |(&v, &g)| (v as f64 * r * g as f64) as f32)
-            })
-            .collect();
-        out.push(judge_swiglu(case, &av, m, ty, &hv, ntok, tol));
     }
 
     // A K-quant MoE decode step with its norms fused (`matmul_add_norm` into the MoE FFN, whose

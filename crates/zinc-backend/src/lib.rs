@@ -273,22 +273,6 @@ pub trait Backend: Send + Sync {
         self.gated(&g, &u, act)
     }
 
-    /// `acc += W·x`, then `gate_up_act(gate, up, rms_norm_into(acc, norm, eps), act)`: a
-    /// residual connection, the FFN's pre-norm and its gated projections, the normed rows not
-    /// kept. The same numbers as those steps, which a backend may take in fewer (the norm
-    /// computed inside the gate and up projections). `ffn`: the gate, the up, the activation.
-    fn matmul_add_norm_gate_up_act(
-        &self,
-        w: &Self::Weight,
-        x: &Self::Tensor,
-        acc: &mut Self::Tensor,
-        (norm, eps): (&Self::Weight, f32),
-        (gate, up, act): (&Self::Weight, &Self::Weight, GatedAct),
-    ) -> Self::Tensor {
-        let h = self.matmul_add_norm(w, x, acc, norm, eps);
-        self.gate_up_act(gate, up, &h, act)
-    }
-
     /// A KV cache of `n_ctx` positions for layers with the given K/V widths.
     fn kv_cache(&self, n_ctx: usize, kv_dims: &[usize]) -> Self::KvCache;
 

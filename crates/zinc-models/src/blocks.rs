@@ -311,37 +311,6 @@ impl<B: Backend> GatedFfn<B> {
         self.down.apply(b, &self.inner(b, h, act))
     }
 
-    /// `x += o·o_in` (the attention's output projection and residual), then `x += forward(…)`
-    /// of `x` RMS-normalized by `ffn_norm` (the residual folded into the down-projection),
-    /// then `x` RMS-normalized by `next` into a new tensor: a decoder layer's second half,
-    /// its pre-norm handed to the gate and up projections in one backend step where the
-    /// output projection and the gate and up have no scale or bias.
-    #[allow(clippy::too_many_arguments)]
-    pub fn forward_after(
-        &self,
-        b: &B,
-        (o, o_in): (&Linear<B>, &B::Tensor),
-        x: &mut B::Tensor,
-        ffn_norm: &B::Weight,
-        act: GatedAct,
-        next: &B::Weight,
-        eps: f32,
-    ) -> B::Tensor {
-        let plain = |l: &Linear<B>| l.scale.is_none() && l.bias.is_none();
-        if !(plain(o) && plain(&self.gate) && plain(&self.up)) {
-            let h = o.apply_add_norm(b, o_in, x, ffn_norm, eps);
-            return self.forward_add_norm(b, &h, act, x, next, eps);
-        }
-        let a = b.matmul_add_norm_gate_up_act(
-            &o.w,
-            o_in,
-            x,
-            (ffn_norm, eps),
-            (&self.gate.w, &self.up.w, act),
-        );
-        self.down.apply_add_norm(b, &a, x, next, eps)
-    }
-
     /// `x += forward(…)` (the residual folded into the down-projection), then `x`
     /// RMS-normalized by `norm` into a new tensor (the next block's input; see
     /// `Linear::apply_add_norm`).

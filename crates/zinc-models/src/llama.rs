@@ -139,23 +139,17 @@ impl<B: Backend> LanguageModel<B> for Decoder<B> {
             let o = layer.attn.attend(
                 b, &h, cache, i, positions, &self.hp, &self.rope, &self.attn, eps, None,
             )?;
+            let hf = layer
+                .attn
+                .o
+                .apply_add_norm(b, &o, &mut x, &layer.ffn_norm, eps);
             let next = self
                 .layers
                 .get(i + 1)
                 .map_or(&self.head.norm, |l| &l.attn_norm);
-            let act = GatedAct::SwiGlu;
             h = match &layer.ffn {
-                Ffn::Dense(f) => {
-                    let o = (&layer.attn.o, &o);
-                    f.forward_after(b, o, &mut x, &layer.ffn_norm, act, next, eps)
-                }
-                Ffn::Moe(m) => {
-                    let hf = layer
-                        .attn
-                        .o
-                        .apply_add_norm(b, &o, &mut x, &layer.ffn_norm, eps);
-                    m.forward_add_norm(b, &hf, act, &mut x, next, eps)
-                }
+                Ffn::Dense(f) => f.forward_add_norm(b, &hf, GatedAct::SwiGlu, &mut x, next, eps),
+                Ffn::Moe(m) => m.forward_add_norm(b, &hf, GatedAct::SwiGlu, &mut x, next, eps),
             };
         }
         Ok(self.head.forward_normed(b, &h, logit_rows))

@@ -3,9 +3,6 @@
 // qk_prep.comp) and that of matvec_dec.comp's fused norm, the mat-vecs that apply
 // its scale and rscale.comp.
 
-#ifndef DFLOAT_GLSL
-#define DFLOAT_GLSL
-
 // (hi, lo) += (b, b_lo) as double-floats (an error-free two-sum of the high parts).
 void two_sum_into(inout float hi, inout float lo, float b, float b_lo) {
     precise float a = hi;
@@ -66,4 +63,3 @@ float parts_scale(Floats p, uint row, uint n, float eps) {
     }
     return mean_scale(hi, lo, n, eps);
 }
-#endif // DFLOAT_GLSL

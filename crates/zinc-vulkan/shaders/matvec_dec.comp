@@ -80,12 +80,6 @@
 //   Q8_0-style chunk (quant8.glsl's mode 1) into side itself: no counter, no other workgroup's
 //   rows, y untouched. Bit 4, X32: the input's chunk scales are each chunk's own (mode 1, as
 //   GROWS writes), not its 256-block's: each 32-element chunk's integer sum takes its own d.
-//   Bit 5, NIN (with GROWS, not RS or X32; ncols a multiple of 256, at most NIN_COLS): the
-//   input is an RMSNorm still to compute — xq the raw rows (f32), xs the norm's weight, eps
-//   its epsilon, flag 1024 norm_quant.comp's SG — and each workgroup computes its row's norm
-//   as norm_quant.comp does (rms.glsl's sums over its WG invocations, so the same bits where
-//   that kernel runs as many) and quantizes it (Q8_K) into shared memory, where the products
-//   read it: the FFN's pre-norm without a dispatch of its own.
 // Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)),
 //   with MOE 2 G = ceil(nrows / NR).
 
@@ -110,8 +104,6 @@ const bool RS = (NORM & 2u) != 0u;
 const bool GLU = (NORM & 4u) != 0u;
 const bool GROWS = (NORM & 8u) != 0u;
 const bool X32 = (NORM & 16u) != 0u;
-const bool NIN = (NORM & 32u) != 0u;
-const bool NINX = (NORM & 64u) != 0u; // NIN through a scratch buffer, not shared memory
 const uint NRT = GROWS ? 2u * NR : NR; // row sums a group: the gate's, then (GROWS) the up's
 const uint LPB = 8u / PB; // lanes per block
 layout(local_size_x_id = 0) in;
@@ -142,10 +134,10 @@ layout(push_constant, std430) uniform PC {
     Floats g;      // FUSE: its weight; GLU: GELU's table (act.glsl)
     Words cnt;     // FUSE, GLU: a counter per (token, 256-row block), zero between dispatches;
                    // GROWS: the up's expert scales (flag 64), or with RS the norm's partials
-    float eps;     // RS, NIN: the input norm's epsilon
+    float eps;     // RS: the input norm's epsilon
     uint flags;    // 4 x_per_slot, 8 has_scale (MOE); GLU: 16 GELU (else SiLU), 32 the up
                    // projection's dispatch (y the second half), bits 8-9 the activation's
-                   // quantization mode (quant8.glsl); NIN: 1024 the norm's SG
+                   // quantization mode (quant8.glsl)
 } pc;
 
 bool x_per_slot() {
@@ -167,46 +159,8 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer RV
 // FUSE and RS's shared memory only in their variants (1-element arrays otherwise).
 const uint HAS_NORM = ((NORM & 3u) + 2u) / 3u; // 1 where FUSE or RS
 #define Q8_WG (1u + ((NORM & 1u) | ((NORM >> 2) & 1u) | ((NORM >> 3) & 1u)) * (WG - 1u))
-#define DFLOAT_SHUFFLE 1
 #include "dfloat.glsl"
-
-// NIN: the normed row quantized into shared memory (NIN_COLS at most): its words as quads, as
-// the input's buffer holds them, and its chunks' four floats (1 element each in other variants).
-const uint HAS_NIN = (NORM >> 5) & 1u;
-const uint HAS_NINS = HAS_NIN * (1u - ((NORM >> 6) & 1u)); // NIN in shared memory
-const uint NIN_COLS = 8192u;
-shared uvec4 nin_q[1u + HAS_NINS * (NIN_COLS / 16u - 1u)];
-shared vec4 nin_s[1u + HAS_NINS * (NIN_COLS / 32u - 1u)];
-uvec2 nin_base = uvec2(0u); // NINX: the workgroup's scratch
-uvec2 offset_addr(uvec2 a, uint bytes);
-layout(buffer_reference, std430, buffer_reference_align = 16) buffer NQuads { uvec4 v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 16) buffer NVec4s { vec4 v[]; };
-// Set while NIN quantizes the row (the activation's quantization at the end goes to `side`).
-bool nin_sinking = false;
-#define Q8_SINK 1
-bool q8_sink() {
-    return NIN && nin_sinking;
-}
-void q8_sink_word(uint i, uint word) {
-    if (NINX) {
-        Words(nin_base).v[i] = word;
-    } else {
-        nin_q[i >> 2][i & 3u] = word;
-    }
-}
-void q8_sink_chunk(uint c, vec4 f) {
-    if (NINX) {
-        NVec4s(offset_addr(nin_base, pc.ncols)).v[c] = f;
-    } else {
-        nin_s[c] = f;
-    }
-}
 #include "quant8.glsl"
-// rms.glsl's sums (NIN): its shared arrays only in that variant, its SG as norm_quant.comp's
-// (flag 1024).
-#define RMS_WG (1u + HAS_NIN * (WG - 1u))
-#define SG ((pc.flags >> 10) & 1u)
-#include "rms.glsl"
 #include "act.glsl"
 
 shared float gsum[WG];
@@ -412,45 +366,6 @@ void main() {
     Words wd2 = Words(GROWS ? uvec2(pc.nz) : uvec2(pc.w));
     restrict RQuads aq = RQuads(pc.xq);
     restrict RVec4s sq = RVec4s(pc.xs);
-    // The input's words and chunk floats: its buffers, or (NIN) the normed row in shared memory.
-#define XQ(i) (NINX ? NQuads(nin_base).v[(i)] : NIN ? nin_q[(i)] : aq.v[(i)])
-#define XS(i) (NINX ? NVec4s(offset_addr(nin_base, pc.ncols)).v[(i)] : NIN ? nin_s[(i)] : sq.v[(i)])
-    // NIN: the input row is the RMSNorm of the raw row at xq by the weight at xs, computed here
-    // as norm_quant.comp computes it (rms.glsl's sums over as many invocations, the same
-    // products: the same bits) and quantized (Q8_K) into shared memory, where the products
-    // read it. Every invocation takes part (barriers); the weight's first quads are loaded
-    // before the row's sum, which holds barriers they would otherwise wait behind.
-    if (NIN) {
-        uint nrow = MOE == 1u && !x_per_slot() ? t / pc.k : t;
-        uint nbase = nrow * pc.ncols;
-        uint nit = (pc.ncols + 4u * WG - 1u) / (4u * WG);
-        RVec4s xr = RVec4s(uvec2(pc.xq));
-        RVec4s nw = RVec4s(uvec2(pc.xs));
-        // NINX: this workgroup's part of the scratch buffer at cnt (ncols quants, then their
-        // chunks' floats).
-        nin_base = offset_addr(uvec2(pc.cnt), (t * gl_NumWorkGroups.y * gl_NumWorkGroups.z + wgi) * (3u * pc.ncols / 2u));
-        float scale = rms_scale(Floats(uvec2(pc.xq)), nbase, pc.ncols, pc.eps);
-        nin_sinking = true;
-        // (A loop, not unrolled: the prologue's registers stay few.)
-        [[dont_unroll]] for (uint i = 0u; i < nit; i++) { // uniform over the workgroup
-            uint j = 4u * WG * i + 4u * tid;
-            bool jl = j < pc.ncols; // ncols is a multiple of 256: whole blocks in or out
-            vec4 w4 = jl ? nw.v[j / 4u] : vec4(0.0);
-            vec4 xv = jl ? xr.v[(nbase + j) / 4u] : vec4(0.0);
-            vec4 v = vec4(0.0);
-            if (jl) {
-                [[unroll]] for (uint k = 0u; k < 4u; k++) {
-                    v[k] = (xv[k] * scale) * w4[k];
-                }
-            }
-            quant_word(tid, v, j, jl, 2u, pc.xq, pc.xs);
-        }
-        nin_sinking = false;
-        if (NINX) {
-            memoryBarrierBuffer();
-        }
-        barrier(); // the row is whole in shared memory
-    }
     uint nblocks = pc.ncols / 256u;
     // MOE 2: token t's slots grp, grp + WG / LPR, …, each weighted before the rows' sums.
     uint nslot = MOE == 2u ? pc.k : 1u;
@@ -480,10 +395,8 @@ void main() {
             rowb[k] = (first + min(r0 + k % NR, pc.nrows - 1u)) * pc.row_bytes;
             part[k] = 0.0;
         }
-        // The input row's activations, in 16-byte units, and its chunk floats, in vec4s (NIN:
-        // the one row in shared memory).
-        uint xw0 = NIN ? 0u : xrow * (pc.ncols / 16u);
-        uint xc0 = NIN ? 0u : xrow * (pc.ncols / 32u);
+        uint xw0 = xrow * (pc.ncols / 16u); // the input row's activations, in 16-byte units
+        uint xc0 = xrow * (pc.ncols / 32u); // its chunk floats, in vec4s
         if (live) {
             // A pass: LPR / LPB blocks of the row, PB pieces of each per lane. (Issuing two or
             // more passes' loads before their math measured slower on the H200: Qwen3-8B decode
@@ -501,12 +414,12 @@ void main() {
                     // sub-block, high ones the second.
                     uint g = lane % LPB;
                     uint xi = xw0 + (256u * b + 64u * g) / 16u;
-                    uvec4 xl0 = XQ(xi);
-                    uvec4 xl1 = XQ(xi + 1u);
-                    uvec4 xh0 = XQ(xi + 2u);
-                    uvec4 xh1 = XQ(xi + 3u);
-                    vec4 c0 = XS(xc0 + 8u * b + 2u * g);
-                    vec4 c1 = XS(xc0 + 8u * b + 2u * g + 1u);
+                    uvec4 xl0 = aq.v[xi];
+                    uvec4 xl1 = aq.v[xi + 1u];
+                    uvec4 xh0 = aq.v[xi + 2u];
+                    uvec4 xh1 = aq.v[xi + 3u];
+                    vec4 c0 = sq.v[xc0 + 8u * b + 2u * g];
+                    vec4 c1 = sq.v[xc0 + 8u * b + 2u * g + 1u];
                     int s0 = int(c0.y) + int(c0.z);
                     int s1 = int(c1.y) + int(c1.z);
                     [[unroll]] for (uint k = 0u; k < NRT; k++) {
@@ -547,15 +460,15 @@ void main() {
                     uint j = lane % LPB;
                     uint n = j / 2u, l = j % 2u;
                     uint xi = xw0 + (256u * b + 128u * n + 16u * l) / 16u;
-                    uvec4 xa0 = XQ(xi);      // quarter 0
-                    uvec4 xa1 = XQ(xi + 2u); // quarter 1
-                    uvec4 xb0 = XQ(xi + 4u); // quarter 2
-                    uvec4 xb1 = XQ(xi + 6u); // quarter 3
+                    uvec4 xa0 = aq.v[xi];      // quarter 0
+                    uvec4 xa1 = aq.v[xi + 2u]; // quarter 1
+                    uvec4 xb0 = aq.v[xi + 4u]; // quarter 2
+                    uvec4 xb1 = aq.v[xi + 6u]; // quarter 3
                     uint ci = xc0 + 8u * b + 4u * n;
-                    vec4 cq0 = XS(ci);
-                    vec4 cq1 = XS(ci + 1u);
-                    vec4 cq2 = XS(ci + 2u);
-                    vec4 cq3 = XS(ci + 3u);
+                    vec4 cq0 = sq.v[ci];
+                    vec4 cq1 = sq.v[ci + 1u];
+                    vec4 cq2 = sq.v[ci + 2u];
+                    vec4 cq3 = sq.v[ci + 3u];
                     int s0 = int(cq0[1u + l]), s1 = int(cq1[1u + l]);
                     int s2 = int(cq2[1u + l]), s3 = int(cq3[1u + l]);
                     uint ja = 8u * n + l; // scales of quarters 0, 1, 2, 3: ja, + 2, + 4, + 6
@@ -601,10 +514,10 @@ void main() {
                     uint g = piece / 2u, h = piece % 2u;
                     // Elements 64g + 16h + 0..15 (sub-block 2g) and the same + 32 (sub-block 2g + 1).
                     uint e = 256u * b + 64u * g + 16u * h;
-                    uvec4 xlo = XQ(xw0 + e / 16u);
-                    uvec4 xhi = XQ(xw0 + e / 16u + 2u);
-                    vec4 c0 = XS(xc0 + 8u * b + 2u * g);
-                    vec4 c1 = XS(xc0 + 8u * b + 2u * g + 1u);
+                    uvec4 xlo = aq.v[xw0 + e / 16u];
+                    uvec4 xhi = aq.v[xw0 + e / 16u + 2u];
+                    vec4 c0 = sq.v[xc0 + 8u * b + 2u * g];
+                    vec4 c1 = sq.v[xc0 + 8u * b + 2u * g + 1u];
                     int s0 = int(c0[1u + h]);
                     int s1 = int(c1[1u + h]);
                     [[unroll]] for (uint k = 0u; k < NRT; k++) {
@@ -636,10 +549,10 @@ void main() {
                     uint n = piece / 4u, p = piece % 4u, l = p % 2u, qa = p / 2u;
                     // Quarters qa (low nibbles) and qa + 2 (high nibbles), elements 16l + 0..15 of each.
                     uint e = 256u * b + 128u * n + 32u * qa + 16u * l;
-                    uvec4 xa = XQ(xw0 + e / 16u);
-                    uvec4 xb = XQ(xw0 + e / 16u + 4u); // + 64 elements: quarter qa + 2
-                    vec4 c0 = XS(xc0 + 8u * b + 4u * n + qa);
-                    vec4 c1 = XS(xc0 + 8u * b + 4u * n + qa + 2u);
+                    uvec4 xa = aq.v[xw0 + e / 16u];
+                    uvec4 xb = aq.v[xw0 + e / 16u + 4u]; // + 64 elements: quarter qa + 2
+                    vec4 c0 = sq.v[xc0 + 8u * b + 4u * n + qa];
+                    vec4 c1 = sq.v[xc0 + 8u * b + 4u * n + qa + 2u];
                     int s0 = int(c0[1u + l]);
                     int s1 = int(c1[1u + l]);
                     // Scales of the 16-element groups 8n + l + 2qa and + 4 (quarter qa + 2).

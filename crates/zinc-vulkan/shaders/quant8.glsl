@@ -13,10 +13,6 @@
 //   2 Q8_K: blocks of 256; m = the value of largest |x| (the first one), iscale = −127/m,
 //           q = min(roundEven(iscale·x), 127), d = 1/iscale (all zero when m = 0)
 //
-// An includer that defines Q8_SINK also defines, before including this file, bool q8_sink()
-// (where true, the quants and chunk floats go to it instead of q and s: its shared memory) and
-// q8_sink_word(uint word_index, uint word), q8_sink_chunk(uint chunk, vec4 floats).
-//
 // The includer declares WG (its workgroup size, a multiple of 64) first, and may define Q8_WG,
 // the shared arrays' length (default WG; a specialization-constant expression of 1 where the
 // includer's variant never quantizes, so it carries no shared memory for it). It enables
@@ -75,16 +71,8 @@ ivec4 q8_quants(vec4 v, float amax, float m, uint mode, uint e0, bool live, Word
         qi = ivec4(min(roundEven(iscale * v), vec4(127.0)));
     }
     if (live) {
-        uint word = uint(qi.x & 255) | (uint(qi.y & 255) << 8) | (uint(qi.z & 255) << 16)
+        q.v[e0 / 4u] = uint(qi.x & 255) | (uint(qi.y & 255) << 8) | (uint(qi.z & 255) << 16)
             | (uint(qi.w & 255) << 24);
-#ifdef Q8_SINK
-        if (q8_sink()) {
-            q8_sink_word(e0 / 4u, word);
-        } else
-#endif
-        {
-            q.v[e0 / 4u] = word;
-        }
     }
     return qi;
 }
@@ -92,12 +80,6 @@ ivec4 q8_quants(vec4 v, float amax, float m, uint mode, uint e0, bool live, Word
 // The chunk floats of the 32 elements from e0 (its two 16-element sums s0, s1).
 void q8_chunk(uint e0, float d, int s0, int s1, Floats s) {
     uint c = e0 / 32u;
-#ifdef Q8_SINK
-    if (q8_sink()) {
-        q8_sink_chunk(c, vec4(d, float(s0), float(s1), round_f16(d * float(s0 + s1))));
-        return;
-    }
-#endif
     s.v[4u * c] = d;
     s.v[4u * c + 1u] = float(s0);
     s.v[4u * c + 2u] = float(s1);

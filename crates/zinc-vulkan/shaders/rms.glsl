@@ -8,17 +8,10 @@
 // (8 on the H200: 32 measured no faster.)
 const uint RMS_BATCH = 8u;
 
-// RMS_WG: the shared arrays' length (default WG; an includer whose variant may not normalize
-// sizes them 1). An includer that included dfloat.glsl already defined DFLOAT_SHUFFLE first.
-#ifndef RMS_WG
-#define RMS_WG WG
-#endif
-shared float red[RMS_WG];
-shared float red_lo[RMS_WG];
+shared float red[WG];
+shared float red_lo[WG];
 
-#ifndef DFLOAT_SHUFFLE
 #define DFLOAT_SHUFFLE 1
-#endif
 #include "dfloat.glsl"
 
 // 1 / sqrt(mean(x²) + eps) over x.v[base .. base + n), called by every invocation of the

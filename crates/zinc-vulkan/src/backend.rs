@@ -384,26 +384,17 @@ pub(super) struct DecNorm {
     pub(super) up_scaled: bool,
     /// X32: the input's chunk scales are the chunks' own (mode 1 from GROWS).
     pub(super) x32: bool,
-    /// NIN (with GROWS): the input is an RMSNorm each workgroup computes itself, the quantized
-    /// input's addresses the raw rows and the norm's weight, `eps` its epsilon; `sg`
-    /// norm_quant.comp's SG, so the sums are its own.
-    pub(super) nin: bool,
-    pub(super) sg: bool,
-    /// NINX (with NIN): the quantized row through a scratch buffer at `cnt`.
-    pub(super) ninx: bool,
 }
 
 impl DecNorm {
     /// matvec_dec.comp's NORM specialization constant: bit 0 FUSE, bit 1 RS, bit 2 GLU, bit 3
-    /// GROWS, bit 4 X32, bit 5 NIN.
+    /// GROWS, bit 4 X32.
     pub(super) fn spec(&self) -> u32 {
         self.fuse as u32
             | (self.rs as u32) << 1
             | (self.glu as u32) << 2
             | (self.grows as u32) << 3
             | (self.x32 as u32) << 4
-            | (self.nin as u32) << 5
-            | (self.ninx as u32) << 6
     }
 
     /// RS for an input quantized with `scale` (none: plain input).
@@ -431,8 +422,7 @@ pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe, norm: &Dec
         | (norm.gelu as u32) << 4
         | (norm.up as u32) << 5
         | (norm.up_scaled as u32) << 6
-        | norm.mode << 8
-        | (norm.sg as u32) << 10;
+        | norm.mode << 8;
     dims.iter()
         .fold(p, |p, &d| p.u32(d))
         .u32(moe.expert16)
@@ -673,8 +663,6 @@ pub struct VulkanBackend {
     /// The last decode norm recorded by norm_quant.comp (`rms_norm_into`), for an MoE router
     /// recorded right after it that normalizes its own input beside it (matvec.comp's SN).
     last_norm: Mutex<Option<NormOrigin>>,
-    /// matvec_dec.comp's NINX scratch (`VulkanOptions::norm_in_glu_global`).
-    nin_scratch: Mutex<Option<VkTensor>>,
 
     /// The activation mode (`act_mode`) the last quantized mat-vec asked for: kernels that end
     /// in a mat-vec's input (RMSNorm, gated activations) quantize their output that way too.
@@ -898,7 +886,6 @@ impl VulkanBackend {
             attn_count,
             fuse_count,
             last_norm: Mutex::new(None),
-            nin_scratch: Mutex::new(None),
 
             profiling: opts.profile,
             tune: t,
@@ -2123,90 +2110,50 @@ impl VulkanBackend {
         x: &VkTensor,
         act: GatedAct,
         moe: Option<&GluSlots>,
-        shape: (u32, u32, &'static str),
+        (lpr, pb, label): (u32, u32, &'static str),
     ) -> Option<VkTensor> {
-        let up_scale = moe.and_then(|m| m.scales[1]);
-        // A deferred norm's input (RS) puts the norm's parts where the up's expert scales go.
-        if x.norm_scale().is_some() && up_scale.is_some() {
-            return None;
-        }
-        let (wg, nr) = self.glu_rows_fit(pair, n_ff, moe, false)?;
-        let (q, s, used, scale) = self.quant_input(pair[0].0.ty, x, true)?;
-        // A cached quantization may carry a scale though `x` is settled (nothing was recorded
-        // then): with up scales, the tail.
-        if scale.is_some() && up_scale.is_some() {
-            return None;
-        }
-        let rs = DecNorm::reading(scale.as_deref());
-        let input = DecNorm {
-            cnt: if rs.rs { rs.nz } else { up_scale.unwrap_or(0) },
-            ..rs
-        };
+        let [(gw, g0), (uw, u0)] = pair;
         let ntok = moe.map_or(x.rows, |m| m.nslots);
-        let grows = (wg, nr, shape);
-        Some(self.glu_rows_record(pair, (n_ff, ntok), act, moe, grows, (q, s, used), input))
-    }
-
-    /// `glu_rows`'s workgroup and rows a group of lanes for `pair` (the dense form where `moe`
-    /// is `None`), or `None` where its form does not apply; `nin`: with the NIN arrays.
-    fn glu_rows_fit(
-        &self,
-        pair: [(&VkWeight, usize); 2],
-        n_ff: usize,
-        moe: Option<&GluSlots>,
-        nin: bool,
-    ) -> Option<(u32, u32)> {
-        let [(gw, g0), _] = pair;
-        let lpr = match moe {
-            Some(_) => self.dec_shape_moe(gw, false)[0],
-            None => self.dec_shape(gw)[0],
-        };
+        let expert_bytes = gw.rows() as u64 * gw.row_bytes;
         // NR rows of each a group, 32 / NR groups: the workgroup's 32 rows are one chunk.
         let nr = self.tune.glu_rows_nr[moe.is_some() as usize];
         let wg = 32 / nr * lpr;
-        // Shared memory: quant8.glsl's four words an invocation, the lanes' sums, the rows;
-        // NIN's row (8,192 quants and their chunks' floats) and rms.glsl's two arrays.
-        let shared = 20 * wg as usize + 2048 + if nin { 12288 + 8 * wg as usize } else { 0 };
-        let fits = lpr > 0
+        let up_scale = moe.and_then(|m| m.scales[1]);
+        // Shared memory: quant8.glsl's four words an invocation, the lanes' sums, the rows.
+        let shared = 20 * wg as usize + 2048;
+        // A deferred norm's input (RS) puts the norm's parts where the up's expert scales go.
+        let fits = !(x.norm_scale().is_some() && up_scale.is_some())
             && g0 == 0
             && wg.is_multiple_of(64)
             && wg <= self.ctx.info.max_workgroup
             && shared <= self.ctx.info.max_shared_memory as usize
             && n_ff / 32 <= 65535;
-        fits.then_some((wg, nr))
-    }
-
-    /// Records `glu_rows`'s dispatch: `(wg, nr, (lpr, pb, label))` its shape, `(q, s, used)`
-    /// its input (as `quant_input` answers, or NIN's raw rows and norm weight), `input` the
-    /// DecNorm fields that say what that input is (RS, NIN: `rs`, `nz`, `cnt`, `eps`, `nin`,
-    /// `sg`); the activation, whose quantization the cache then holds.
-    #[allow(clippy::too_many_arguments)]
-    fn glu_rows_record(
-        &self,
-        pair: [(&VkWeight, usize); 2],
-        (n_ff, ntok): (usize, usize),
-        act: GatedAct,
-        moe: Option<&GluSlots>,
-        (wg, nr, (lpr, pb, label)): (u32, u32, (u32, u32, &'static str)),
-        (q, s, used): (u64, u64, bool),
-        input: DecNorm,
-    ) -> VkTensor {
-        let [(gw, _), (uw, u0)] = pair;
-        let expert_bytes = gw.rows() as u64 * gw.row_bytes;
-        let up_scale = moe.and_then(|m| m.scales[1]);
+        if !fits {
+            return None;
+        }
+        let (q, s, used, scale) = self.quant_input(gw.ty, x, true)?;
+        // A cached quantization may carry a scale though `x` is settled (nothing was recorded
+        // then): with up scales, the tail.
+        if scale.is_some() && up_scale.is_some() {
+            return None;
+        }
         let n = ntok * n_ff;
         let out = self.new_tensor(ntok, n_ff);
         let side = self.new_tensor(1, n / 4 + n / 8); // quants (n bytes), chunk floats
         let slots = glu_dec_moe(moe, 0, out.addr(), expert_bytes, 0);
+        let rs = DecNorm::reading(scale.as_deref());
         let norm = DecNorm {
             nz: uw.buf.address + u0 as u64 * uw.row_bytes,
             side: side.addr(),
             g: self.gelu_table.address,
+            cnt: if rs.rs { rs.nz } else { up_scale.unwrap_or(0) },
+            eps: rs.eps,
+            rs: rs.rs,
             gelu: act == GatedAct::GeGlu,
             grows: true,
             up_scaled: up_scale.is_some(),
             mode: 1,
-            ..input
+            ..DecNorm::default()
         };
         let dims = [
             gw.cols() as u32,
@@ -2231,79 +2178,7 @@ impl VulkanBackend {
         );
         let sa = side.addr() + n as u64;
         self.quant_primed_at(&out, 1, (side.addr(), sa), (side, None), true);
-        out
-    }
-
-    /// Decode steps of a dense gated FFN (`VulkanOptions::norm_in_glu`): `acc += W·x`, then
-    /// `glu_rows`'s dispatch with each workgroup computing the pre-norm of `acc` itself
-    /// (matvec_dec.comp's NIN) — norm_quant.comp's arithmetic, so the same bits, with no stage
-    /// of its own. `None` (nothing recorded) where it does not apply: NIN's conditions (K-quant
-    /// gate and up alike, a quantized input in Q8_K, an f32 norm of the whole row, at most
-    /// 8,192 columns in whole 256-blocks, the norm's decode workgroup as large as GROWS's)
-    /// and `glu_rows`'s.
-    fn glu_rows_normed(
-        &self,
-        (w, x, acc): (&VkWeight, &VkTensor, &mut VkTensor),
-        (norm, eps): (&VkWeight, f32),
-        [gw, uw]: [&VkWeight; 2],
-        act: GatedAct,
-    ) -> Option<VkTensor> {
-        let (ntok, cols) = (acc.rows, acc.cols);
-        let n_ff = gw.rows();
-        let pair = [(gw, 0), (uw, 0)];
-        let alike = self.tune.norm_in_glu
-            && self.tune.glu_rows
-            && self.tune.int_dot
-            && !self.ablating.load(Relaxed)
-            && ntok == x.rows
-            && cols == w.rows()
-            && self.dec_kernel_for(gw, ntok)
-            && matches!(act_mode(gw.ty), Some((2, _)))
-            && gw.ty == uw.ty
-            && (gw.cols(), gw.row_bytes, gw.rows()) == (uw.cols(), uw.row_bytes, uw.rows())
-            && gw.cols() == cols
-            && n_ff.is_multiple_of(256)
-            && cols.is_multiple_of(256)
-            && cols <= 8192
-            && norm.ty == GgmlType::F32
-            && norm.dims.iter().product::<u64>() == cols as u64;
-        if !alike {
-            return None;
-        }
-        let (wg, nr) = self.glu_rows_fit(pair, n_ff, None, true)?;
-        if wg != self.norm_wg(cols, ntok) {
-            return None;
-        }
-        let [lpr, _, _, pb] = self.dec_shape(gw);
-        let label = self.shape_label(variant("matvec_dec", gw.ty), n_ff, cols);
-        self.settle(acc);
-        self.matmul_add(w, x, acc);
-        // The mat-vecs after it read the activation's quantization as `quant_input` would
-        // have made it: Q8_K, the mode a K-quant gate asks for.
-        self.last_mode.store(2, Relaxed);
-        // NINX: each workgroup's quantized row through a scratch buffer (its quants and chunk
-        // floats, 1.5 bytes a column), kept for the next step's dispatches.
-        let scratch = if self.tune.norm_in_glu_global {
-            let bytes = ntok * (n_ff / 32) * (3 * cols / 2);
-            let mut sc = self.nin_scratch.lock().unwrap_or_else(|e| e.into_inner());
-            if sc.as_ref().is_none_or(|t| t.len() * 4 < bytes) {
-                *sc = Some(self.new_tensor(1, bytes.div_ceil(4)));
-            }
-            sc.as_ref().map_or(0, |t| t.addr())
-        } else {
-            0
-        };
-        let input = DecNorm {
-            eps,
-            nin: true,
-            ninx: scratch != 0,
-            cnt: scratch,
-            sg: self.tune.shuffle,
-            ..DecNorm::default()
-        };
-        let src = (acc.addr(), norm.buf.address, false);
-        let grows = (wg, nr, (lpr, pb, label));
-        Some(self.glu_rows_record(pair, (n_ff, ntok), act, None, grows, src, input))
+        Some(out)
     }
 
     /// Decode steps: `act(gate·x) ⊙ (up·x)` by the gate and up mat-vecs with the activation and
@@ -3100,21 +2975,6 @@ impl Backend for VulkanBackend {
         }
         self.matmul_add(w, x, acc);
         self.rms_norm_into(acc, norm, eps)
-    }
-
-    fn matmul_add_norm_gate_up_act(
-        &self,
-        w: &VkWeight,
-        x: &VkTensor,
-        acc: &mut VkTensor,
-        (norm, eps): (&VkWeight, f32),
-        (gate, up, act): (&VkWeight, &VkWeight, GatedAct),
-    ) -> VkTensor {
-        if let Some(a) = self.glu_rows_normed((w, x, acc), (norm, eps), [gate, up], act) {
-            return a;
-        }
-        let h = self.matmul_add_norm(w, x, acc, norm, eps);
-        self.gate_up_act(gate, up, &h, act)
     }
 
     fn add(&self, x: &mut VkTensor, y: &VkTensor) {

@@ -113,13 +113,6 @@ pub struct ModelArgs {
     /// `--vk-glu-rows` (1, 2 or 4; kernel tuning).
     #[arg(long, hide = true)]
     pub vk_glu_rows_nr: Option<u32>,
-    /// Vulkan decode: a dense FFN's pre-norm computed by the gate and up dispatch itself
-    /// (kernel tuning; default off).
-    #[arg(long, hide = true)]
-    pub vk_norm_in_glu: Option<bool>,
-    /// Vulkan decode: `--vk-norm-in-glu`'s row through a scratch buffer (kernel tuning).
-    #[arg(long, hide = true)]
-    pub vk_norm_in_glu_global: Option<bool>,
     /// Vulkan decode: the q/k norms, RoPE and K/V store done by the decode attention itself
     /// (kernel tuning; default on).
     #[arg(long, hide = true)]
@@ -280,13 +273,6 @@ pub struct ModelArgsLite {
     /// own 32 rows' activation (kernel checks).
     #[arg(long, hide = true)]
     pub vk_glu_rows: Option<bool>,
-    /// Vulkan decode: a dense FFN's pre-norm computed by the gate and up dispatch itself
-    /// (kernel checks).
-    #[arg(long, hide = true)]
-    pub vk_norm_in_glu: Option<bool>,
-    /// Vulkan decode: `--vk-norm-in-glu`'s row through a scratch buffer (kernel tuning).
-    #[arg(long, hide = true)]
-    pub vk_norm_in_glu_global: Option<bool>,
     /// Vulkan decode: the q/k norms, RoPE and K/V store done by the decode attention itself
     /// (kernel checks).
     #[arg(long, hide = true)]
@@ -339,8 +325,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_fuse_glu: a.vk_fuse_glu,
         vk_glu_rows: a.vk_glu_rows,
         vk_glu_rows_nr: None,
-        vk_norm_in_glu: a.vk_norm_in_glu,
-        vk_norm_in_glu_global: a.vk_norm_in_glu_global,
         vk_fuse_prep: a.vk_fuse_prep,
         vk_moe_rows: None,
         vk_moe_lanes: None,
@@ -433,8 +417,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         fuse_glu: args.vk_fuse_glu,
         glu_rows: args.vk_glu_rows,
         glu_rows_nr: args.vk_glu_rows_nr,
-        norm_in_glu: args.vk_norm_in_glu,
-        norm_in_glu_global: args.vk_norm_in_glu_global,
         fuse_prep: args.vk_fuse_prep,
         moe_rows: args.vk_moe_rows,
         moe_lanes: args.vk_moe_lanes,

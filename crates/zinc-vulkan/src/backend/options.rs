@@ -161,16 +161,6 @@ pub struct VulkanOptions {
     /// Qwen3-8B at 2 rows 302.4 / 303.3 tok/s, at 1 294.5 / 295.2, against 304.2 / 304.1 at 4;
     /// Qwen3-30B-A3B at 2 rows 303.8 / 302.7 against 319.6 / 320.6 at 1).
     pub glu_rows_nr: Option<u32>,
-    /// Decode steps of a dense gated FFN under `glu_rows`: its pre-norm computed by the gate
-    /// and up dispatch itself, each workgroup normalizing and quantizing the row into its shared
-    /// memory (`matvec_dec.comp`'s NIN) where `norm_quant.comp` took a stage of its own; the
-    /// same bits (the same sums, where the norm's workgroup is as large as the gate and up's).
-    /// Before `fuse_norm` for that norm. Kernel tuning. `None`: off.
-    pub norm_in_glu: Option<bool>,
-    /// `norm_in_glu`'s normed row through a scratch buffer in device memory rather than each
-    /// workgroup's shared memory (the products then read it as they read any input). Kernel
-    /// tuning. `None`: off.
-    pub norm_in_glu_global: Option<bool>,
     /// Decode steps of one token: the q/k norms, RoPE and the K/V store done by the decode
     /// attention itself (`attn_dec.comp`'s PREP) instead of qk_prep.comp before it, one stage
     /// fewer a layer; the same arithmetic, held to the separate kernels within 10⁻⁵ of the
@@ -324,10 +314,6 @@ pub(super) struct Tuning {
     pub(super) glu_rows: bool,
     /// See [`VulkanOptions::glu_rows_nr`]: [dense FFNs, MoE experts].
     pub(super) glu_rows_nr: [u32; 2],
-    /// See [`VulkanOptions::norm_in_glu`].
-    pub(super) norm_in_glu: bool,
-    /// See [`VulkanOptions::norm_in_glu_global`].
-    pub(super) norm_in_glu_global: bool,
     /// See [`VulkanOptions::fuse_prep`].
     pub(super) fuse_prep: bool,
     /// See [`VulkanOptions::moe_rows`].
@@ -714,8 +700,6 @@ impl Tuning {
             fuse_glu: opts.fuse_glu.unwrap_or(true),
             glu_rows: opts.glu_rows.unwrap_or(true),
             glu_rows_nr,
-            norm_in_glu: opts.norm_in_glu.unwrap_or(false),
-            norm_in_glu_global: opts.norm_in_glu_global.unwrap_or(false),
             fuse_prep: opts.fuse_prep.unwrap_or(true),
             moe_rows,
             moe_lanes,

@@ -69,9 +69,6 @@ pub fn conforms(
         attn_direct: (tpr == 8).then_some(1024),
         // The next pre-norm fused into the residual mat-vec where it applies (off by default).
         fuse_norm: Some(true),
-        // A dense FFN's pre-norm inside its gate/up dispatch where it applies (off by default;
-        // it comes before `fuse_norm` for that norm).
-        norm_in_glu: Some(true),
         // MoE experts in the last run at 2 rows a group of lanes where dense weights take 3
         // (their gate and up then fuse the activation: 8 rows a workgroup divide 256).
         moe_rows: (tpr == 8).then_some(2),
