@@ -613,7 +613,11 @@ fn a_wide_output_head_at_two_rows_a_group_follows_the_cpu() {
         );
         let lv = forced(&e, &prompt, &cont);
         let head = kernel_calls(&e, |n| n.starts_with("matvec_dec_Q6_K 65536×"));
-        assert!(head > 0, "{q6k:?}: the head did not run on matvec_dec: {:?}", kernels_run(&e));
+        assert!(
+            head > 0,
+            "{q6k:?}: the head did not run on matvec_dec: {:?}",
+            kernels_run(&e)
+        );
         for (i, (a, c)) in lv.iter().zip(&lc).enumerate() {
             let d: Vec<f32> = a.iter().zip(c).map(|(x, y)| x - y).collect();
             let (dist, scale) = (ms(&d).sqrt(), ms(c).sqrt());
