@@ -49,6 +49,15 @@ ab() {
   local a=$1 b=$2; shift 2
   for i in 1 2; do tps $Z "$@" $a; tps $Z "$@" $b; done
 }
+# `build_llama 14` in the background, its output in $OUT/llama-build.txt, and `llama_wait` for it
+# (printing that output) before `vs_llama`.
+llama_beside() {
+  (build_llama 14 > $OUT/llama-build.txt 2>&1; touch $OUT/llama-done) &
+}
+llama_wait() {
+  while [ ! -e $OUT/llama-done ]; do sleep 3; done
+  cat $OUT/llama-build.txt
+}
 build_llama() {
   [ -x $LB ] && { echo "llama.cpp CUDA build: reused ($LB)" | tee $OUT/build-time.txt; return; }
   mkdir -p $LCU && [ -d $LCU/llama.cpp ] || tar -xJf ${LLAMA_SRC:-.dev/llama-src.tar.xz} -C $LCU

@@ -7,7 +7,7 @@
 # side-by-sides with the option on (the MoE has no dense FFN: it runs as at the defaults).
 . scripts/device/common.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee $OUT/gpu.txt
-(build_llama 14 > $OUT/llama-build.txt 2>&1; touch $OUT/llama-done) &
+llama_beside
 synth
 wait_synth
 N="--vk-norm-in-glu true"
@@ -22,6 +22,5 @@ timeout 60 $Z bench --backend vulkan -m /tmp/q8b.gguf -p 0 -n 32 -r 1 --profile 
 timeout 60 $Z bench --backend vulkan -m /tmp/q8b.gguf -p 0 -n 32 -r 1 --profile $N > $OUT/profile-on.txt 2>&1
 timeout 60 $Z bench --backend vulkan -m /tmp/q8b.gguf -p 0 -n 4 -r 1 --vk-pipeline-stats $N > $OUT/stats-on.txt 2>&1
 grep -i "matvec_dec" $OUT/stats-on.txt | head -8
-while [ ! -e $OUT/llama-done ]; do sleep 3; done
-cat $OUT/llama-build.txt
+llama_wait
 VS_ZINC="--zinc-arg=--vk-norm-in-glu --zinc-arg=true" vs_llama

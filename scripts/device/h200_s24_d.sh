@@ -7,7 +7,7 @@
 # build before), alternating; then the three side-by-sides at the defaults.
 . scripts/device/common.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee $OUT/gpu.txt
-(build_llama 14 > $OUT/llama-build.txt 2>&1; touch $OUT/llama-done) &
+llama_beside
 synth
 wait_synth
 gpu_selftest
@@ -21,6 +21,5 @@ O="--vk-decode-q6k 32x1x128"
 ab "" "$O" -m /tmp/q8b.gguf -p 0 -n 128 -r 2
 ab "" "$O" -m /tmp/moe.gguf -p 0 -n 128 -r 2
 tps $Z -m /tmp/q8b.gguf -p 0 -n 64 -r 1 -d 4096; tps $Z -m /tmp/q8b.gguf -p 0 -n 64 -r 1 -d 4096 $O
-while [ ! -e $OUT/llama-done ]; do sleep 3; done
-cat $OUT/llama-build.txt
+llama_wait
 vs_llama

@@ -1991,14 +1991,7 @@ impl VulkanBackend {
                 }
                 s
             }
-            GgmlType::Q6_K => {
-                let mut s = self.tune.decode_kquant[1];
-                // An output head's rows: two a group (each activation load shared by both).
-                if self.tune.q6k_rows_auto && w.rows() >= DEC_HEAD_ROWS {
-                    s[1] = s[1].max(2);
-                }
-                s
-            }
+            GgmlType::Q6_K => self.tune.q6k_shape(w.rows()),
             _ => [0; 4],
         }
     }

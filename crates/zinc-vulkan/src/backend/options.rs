@@ -381,6 +381,17 @@ fn checked<T: Copy>(
 }
 
 impl Tuning {
+    /// The Q6_K decode shape (`decode_kquant[1]`) for a weight of `rows` rows: an output head's
+    /// (`DEC_HEAD_ROWS` or more) at least two rows a group of lanes, each activation load shared
+    /// by both, unless a Q6_K shape was given (`q6k_rows_auto`).
+    pub(super) fn q6k_shape(&self, rows: usize) -> [u32; 4] {
+        let mut s = self.decode_kquant[1];
+        if self.q6k_rows_auto && rows >= DEC_HEAD_ROWS {
+            s[1] = s[1].max(2);
+        }
+        s
+    }
+
     pub(super) fn resolve(opts: &VulkanOptions, info: &DeviceInfo) -> Result<Tuning, VulkanError> {
         let on_cpu = info.kind == crate::DeviceKind::Cpu;
         let tpr_ok = |t: u32| t.is_power_of_two() && t <= 64;
@@ -785,6 +796,15 @@ mod tests {
         assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
         assert!(gpu.glu_rows && gpu.glu_rows_nr == [4, 1] && gpu.fuse_prep);
         assert!(gpu.decode_rows_auto && gpu.q6k_rows_auto);
+        // Q6_K: an output head two rows a group, every other weight one.
+        assert_eq!(gpu.q6k_shape(151_936), [32, 2, 128, 1]);
+        assert_eq!(gpu.q6k_shape(DEC_HEAD_ROWS - 1), [32, 1, 128, 1]);
+        let given = VulkanOptions {
+            decode_q6k: Some((32, 1, 128)),
+            ..Default::default()
+        };
+        let g = Tuning::resolve(&given, &device(crate::DeviceKind::Discrete, 80)).unwrap();
+        assert_eq!(g.q6k_shape(151_936)[1], 1);
         let mid = Tuning::resolve(
             &VulkanOptions::default(),
             &device(crate::DeviceKind::Discrete, 48),
