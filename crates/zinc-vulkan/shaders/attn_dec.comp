@@ -38,7 +38,9 @@
 // query norm's weights' address, 2–3 the key norm's (HD values each), 4 n_rot, 5 neox,
 // 6 freq_base, 7 freq_scale, 8 eps (f32 bits), 9 flags (bit 0: norm the queries, bit 1: the
 // keys, bit 2: scale the queries after RoPE, as elementwise.comp's scale does), 10 that scale
-// (f32 bits) — qk_prep.comp's push constants of the same names, and Gemma 3's pre-scale.
+// (f32 bits) — qk_prep.comp's push constants of the same names, and Gemma 3's pre-scale; with
+// one slice (`direct`), 11 an epoch and 12–13 a sync.glsl slot's address (0: none) that the
+// dispatch's last workgroup signals once every output is stored (early weights).
 
 #include "common.glsl"
 
@@ -83,6 +85,7 @@ layout(push_constant, std430) uniform PC {
 #define DFLOAT_SHUFFLE 1
 #include "dfloat.glsl"
 #include "rope.glsl"
+#include "sync.glsl"
 #endif
 
 const float NEG_BIG = -3.0e38; // the empty-slice sentinel; keeps exp() arguments finite
@@ -479,6 +482,14 @@ void main() {
     if (pc.direct == 1u) {
         // One slice: the output is acc / l (ml[16 + head], stored with the softmax).
         write_output(t, h0, tid);
+#ifdef PREP_ON
+        // Early weights: the out-projection, recorded beside this dispatch, waits for it.
+        uvec2 sync = uvec2(pc.prm.v[12], pc.prm.v[13]);
+        if (sync != uvec2(0u)) { // uniform
+            uint n = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z;
+            sync_signal(Words(sync), pc.prm.v[11], n, tid);
+        }
+#endif
         return;
     }
     if (tid < G) {

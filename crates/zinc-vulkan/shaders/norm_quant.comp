@@ -2,6 +2,7 @@
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_control_flow_attributes : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_buffer_reference_uvec2 : require
 // norm_quant.comp — RMSNorm of whole rows (rms_norm.comp's arithmetic, rms.glsl) that also
 // quantizes its output for the integer-dot mat-vec that reads it next (quant8.glsl): one
 // dispatch where rms_norm + quant_act take two.
@@ -13,7 +14,8 @@
 //   q, s       — o quantized (quant8.glsl's layout, over the flattened rows)
 // Push constants (std430, in order): Floats x; Floats w; Floats o; Words q; Floats s;
 //   uint ncols; float eps; uint nrows; uint mode (1 Q8_0/Q8_1: ncols a multiple of 32; 2 Q8_K:
-//   of 256).
+//   of 256); Words sync, uint epoch: where sync is not 0, a slot of sync.glsl that the last
+//   workgroup to finish signals with epoch (early-weights consumers recorded beside it).
 // Specialization constants: 0 = WG, the workgroup size (a multiple of 64: rms_norm.comp's for
 //   rows this wide, so the sums agree to the bit; the host takes this kernel for decode steps
 //   only); 1 = SG as there.
@@ -39,10 +41,13 @@ layout(push_constant, std430) uniform PC {
     float eps;
     uint nrows;
     uint mode;
+    Words sync;
+    uint epoch;
 } pc;
 
 #include "rms.glsl"
 #include "quant8.glsl"
+#include "sync.glsl"
 
 void main() {
     uint chunks = (pc.ncols + 4u * WG - 1u) / (4u * WG);
@@ -73,4 +78,7 @@ void main() {
         }
     }
     quant_word(tid, v, base + j, live, pc.mode, pc.q, pc.s);
+    if (uvec2(pc.sync) != uvec2(0u)) { // uniform
+        sync_signal(pc.sync, pc.epoch, pc.nrows * chunks, tid); // the workgroups that got here
+    }
 }

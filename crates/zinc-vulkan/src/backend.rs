@@ -304,6 +304,27 @@ const FUSE_COUNTERS: usize = 4096;
 const ROUTE_COUNTERS: usize = 64;
 /// attn_dec.comp merges its slices itself up to this many of them (its MERGE_MAX).
 const MERGE_SPLITS: usize = 8;
+/// Slots of the early-weights sync buffer (sync.glsl), used in turn: a slot comes round again
+/// only after barriers have retired every earlier use of it.
+const SYNC_SLOTS: u64 = 64;
+/// Words of one slot (sync.glsl's SYNC_SLOT_WORDS).
+const SYNC_SLOT_WORDS: u64 = 288;
+/// The widest input an early-weights mat-vec stages (matvec_dec.comp's WAIT_COLS).
+const WAIT_COLS: usize = 4096;
+
+/// A producer recorded with a sync.glsl signal (early weights): the consumers recorded right
+/// after it, reading its quantized output `q`, may go beside it and wait in the shader.
+#[derive(Clone, Copy)]
+struct Signal {
+    /// The quants the producer writes (what a consumer's input must be).
+    q: u64,
+    /// The slot's address and this use's epoch.
+    slot: u64,
+    epoch: u32,
+    /// The recorder's `ops` after the producer and each consumer since: another command in
+    /// between ends the chance.
+    ops: u64,
+}
 /// The last activations quantized for the integer-dot mat-vec, kept for the next projection of
 /// the same input (q, k and v share one; gate and up another). Valid while the recorder's `ops`
 /// still equals `seq`: the mat-vecs that read it write only their own fresh outputs, and bump
@@ -385,6 +406,9 @@ pub(super) struct DecNorm {
     /// X32: the input's chunk scales are the chunks' own (mode 1 from GROWS).
     pub(super) x32: bool,
 }
+
+/// matvec_dec.comp's NORM bit 5, WAIT: an early-weights consumer (see `Signal`).
+const DEC_WAIT: u32 = 32;
 
 impl DecNorm {
     /// matvec_dec.comp's NORM specialization constant: bit 0 FUSE, bit 1 RS, bit 2 GLU, bit 3
@@ -674,6 +698,11 @@ pub struct VulkanBackend {
     /// matvec_dec.comp's FUSE counters (`FUSE_COUNTERS` words, zero between dispatches), then
     /// matvec.comp's ROUTE counters (`ROUTE_COUNTERS`).
     fuse_count: Buffer,
+    /// sync.glsl's slots (`SYNC_SLOTS` of `SYNC_SLOT_WORDS` words, zeroed once) and the last
+    /// epoch handed out; the producer recorded last with a signal.
+    sync: Buffer,
+    sync_epoch: std::sync::atomic::AtomicU32,
+    signal: Mutex<Option<Signal>>,
     /// GPU timestamps are on (`VulkanOptions::profile`).
     profiling: bool,
     /// Kernels left out and kernels counted (`VulkanOptions::skip_kernels`,
@@ -875,7 +904,12 @@ impl VulkanBackend {
         rec.fill_zero(attn_count.buffer, attn_count.size)?;
         let fuse_count = ctx.buffer(4 * (FUSE_COUNTERS + ROUTE_COUNTERS) as u64, Memory::Device)?;
         rec.fill_zero(fuse_count.buffer, fuse_count.size)?;
+        let sync = ctx.buffer(4 * SYNC_SLOTS * SYNC_SLOT_WORDS, Memory::Device)?;
+        rec.fill_zero(sync.buffer, sync.size)?;
         let b = VulkanBackend {
+            sync,
+            sync_epoch: Default::default(),
+            signal: Mutex::new(None),
             f16_rows: Mutex::new(HashMap::new()),
             f16_budget: AtomicU64::new(t.f16_budget),
             next_weight_id: AtomicU64::new(0),
@@ -1293,6 +1327,22 @@ impl VulkanBackend {
             .unwrap_or_else(|e| fatal(e));
     }
 
+    /// `run_labeled` for a command recorded beside those since the last barrier, whatever they
+    /// write (`Recorder::dispatch_beside`): early weights' consumers, which wait in the shader.
+    fn run_beside(
+        &self,
+        shader: &'static str,
+        label: &'static str,
+        spec: Spec,
+        groups: [u32; 3],
+        push: Push,
+    ) {
+        let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
+        self.rec()
+            .dispatch_beside(label, pipe, &push, groups)
+            .unwrap_or_else(|e| fatal(e));
+    }
+
     /// Whether a timing ablation leaves `label` out or records it twice (`+label`).
     pub(super) fn ablation_touches(&self, label: &str) -> bool {
         if !self.ablating.load(Relaxed) {
@@ -1597,6 +1647,52 @@ impl VulkanBackend {
     }
 
     /// Records that `x` was just quantized (by the last command) into `q` and `s`, in `mode`.
+    /// Early weights: a sync.glsl slot and a fresh epoch (never 0) for a producer about to be
+    /// recorded, where early weights are on and no ablation leaves kernels out (a producer left
+    /// out would keep its consumers polling).
+    fn sync_begin(&self) -> Option<(u64, u32)> {
+        if !self.tune.early_weights || self.ablating.load(Relaxed) {
+            return None;
+        }
+        let mut e = self.sync_epoch.fetch_add(1, Relaxed).wrapping_add(1);
+        if e == 0 {
+            e = self.sync_epoch.fetch_add(1, Relaxed).wrapping_add(1);
+        }
+        let slot = self.sync.address + 4 * SYNC_SLOT_WORDS * (e as u64 % SYNC_SLOTS);
+        Some((slot, e))
+    }
+
+    /// Early weights: the producer just recorded signals `sync` once its quants `q` are stored.
+    fn sync_recorded(&self, sync: Option<(u64, u32)>, q: u64) {
+        let ops = self.rec().ops;
+        *self.signal.lock().unwrap_or_else(|e| e.into_inner()) = sync.map(|(slot, epoch)| Signal {
+            q,
+            slot,
+            epoch,
+            ops,
+        });
+    }
+
+    /// Early weights: the signal a mat-vec reading the quants `q` may wait for beside their
+    /// producer — where nothing but the producer and its other consumers was recorded since.
+    fn sync_for(&self, q: u64) -> Option<Signal> {
+        let s = (*self.signal.lock().unwrap_or_else(|e| e.into_inner()))?;
+        (s.q == q && s.ops == self.rec().ops).then_some(s)
+    }
+
+    /// Early weights: a consumer of the signal was recorded (the next may follow it).
+    fn sync_consumed(&self) {
+        let ops = self.rec().ops;
+        if let Some(s) = self
+            .signal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            s.ops = ops;
+        }
+    }
+
     fn quant_primed(&self, x: &VkTensor, mode: u32, q: VkTensor, s: VkTensor) {
         let (qa, sa) = (q.addr(), s.addr());
         self.quant_primed_at(x, mode, (qa, sa), (q, Some(s)), false);
@@ -2053,6 +2149,7 @@ impl VulkanBackend {
         // matvecq.comp: [WG, TPR, NT, NR], its push constants the addresses then `dims`;
         // matvec_dec.comp: [WG, LPR, NR, MOE, PB] (`dec_push`).
         let addrs = [w.buf.address, q, s, y];
+        let mut wait = None;
         let (spec, push) = if kquant {
             let norm = match fuse {
                 Some(f) => DecNorm { x32, ..f.push() },
@@ -2061,8 +2158,21 @@ impl VulkanBackend {
                     ..DecNorm::reading(scale.as_deref())
                 },
             };
-            let push = dec_push(addrs, dims, &DecMoe::default(), &norm);
-            ([wg, tpr, nr, 0, self.dec_shape(w)[3], norm.spec()], push)
+            // Early weights: a plain input of one token, its producer the last command.
+            wait = (norm.spec() == 0 && x.rows == 1 && cols <= WAIT_COLS)
+                .then(|| self.sync_for(q))
+                .flatten();
+            let moe = match wait {
+                Some(sg) => DecMoe {
+                    ids: sg.slot,
+                    k: sg.epoch,
+                    ..DecMoe::default()
+                },
+                None => DecMoe::default(),
+            };
+            let push = dec_push(addrs, dims, &moe, &norm);
+            let bits = norm.spec() | if wait.is_some() { DEC_WAIT } else { 0 };
+            ([wg, tpr, nr, 0, self.dec_shape(w)[3], bits], push)
         } else {
             let p = addrs.iter().fold(Push::new(), |p, &a| p.addr(a));
             (
@@ -2071,15 +2181,13 @@ impl VulkanBackend {
             )
         };
         let writes = (!accumulate).then_some(y);
-        self.run_labeled(
-            shader,
-            self.shape_label(shader, rows, cols),
-            spec,
-            g,
-            push,
-            writes,
-            concurrent,
-        );
+        let label = self.shape_label(shader, rows, cols);
+        if wait.is_some() {
+            self.run_beside(shader, label, spec, g, push);
+            self.sync_consumed();
+        } else {
+            self.run_labeled(shader, label, spec, g, push, writes, concurrent);
+        }
         // The kernel wrote only y: a fresh output keeps the quantized input current; an
         // accumulator might be that input's buffer, so then it is dropped.
         if !accumulate && self.rec().ops == seq + 1 {
@@ -2528,7 +2636,7 @@ impl VulkanBackend {
                 let flags = r.norms.0.is_some() as u32
                     | (r.norms.1.is_some() as u32) << 1
                     | (r.q_scale.is_some() as u32) << 2;
-                let words = [
+                let words = vec![
                     qw as u32,
                     (qw >> 32) as u32,
                     kw as u32,
@@ -2541,9 +2649,9 @@ impl VulkanBackend {
                     flags,
                     r.q_scale.unwrap_or(1.0).to_bits(),
                 ];
-                (r.k.addr(), r.v.addr(), self.upload(&u32s(&words)))
+                (r.k.addr(), r.v.addr(), words)
             }
-            None => (0, 0, 0),
+            None => (0, 0, Vec::new()),
         };
         let out = self.new_tensor(q.rows, p.n_head * p.head_dim);
         let pos = self.upload(&u32s(positions));
@@ -2576,6 +2684,20 @@ impl VulkanBackend {
             .as_ref()
             .filter(|_| merge || direct)
             .map_or((0, 0, 0), |(m, qb, sb)| (*m, qb.addr(), sb.addr()));
+        // Early weights (PREP, one slice, the output quantized): the out-projection may wait
+        // for this dispatch beside it; words 11–13 of PREP's block, the epoch and the slot.
+        let sync = (prep.is_some() && direct && mode != 0)
+            .then(|| self.sync_begin())
+            .flatten();
+        let prm = match prep {
+            Some(_) => {
+                let mut words = prm.2;
+                let (slot, epoch) = sync.unwrap_or((0, 0));
+                words.extend([epoch, slot as u32, (slot >> 32) as u32]);
+                (prm.0, prm.1, self.upload(&u32s(&words)))
+            }
+            None => (0, 0, 0),
+        };
         let pc = Push::new()
             .addr(q.addr())
             .addr(cache.k[layer].address)
@@ -2611,6 +2733,7 @@ impl VulkanBackend {
             None => ("attn_dec", "attn_dec"),
         };
         self.run_labeled(shader, label, spec, g, pc, None, false);
+        self.sync_recorded(sync, qa);
         match part {
             Some(part) if !merge => self.attn_combine(&part, &out, p, nsplit),
             _ => {
@@ -2882,20 +3005,27 @@ impl Backend for VulkanBackend {
         {
             // The pre-norm of a block feeds its projections: quantized in the same dispatch.
             Some((mode, q, s)) => {
+                // Early weights: one token's norm signals the projections that read it.
+                let sync = (x.rows == 1).then(|| self.sync_begin()).flatten();
+                let (slot, epoch) = sync.unwrap_or((0, 0));
+                let qa = q.addr();
                 let push = Push::new()
                     .addr(x.addr())
                     .addr(w.buf.address)
                     .addr(out.addr())
-                    .addr(q.addr())
+                    .addr(qa)
                     .addr(s.addr())
                     .u32(x.cols as u32)
                     .f32(eps)
                     .u32(x.rows as u32)
-                    .u32(mode);
+                    .u32(mode)
+                    .addr(slot)
+                    .u32(epoch);
                 let wg = self.norm_wg(x.cols, x.rows);
                 let spec = [wg, self.tune.shuffle as u32, 0];
                 let groups = fold(x.rows * x.cols.div_ceil(4 * wg as usize));
                 self.run_spec("norm_quant", spec, groups, push);
+                self.sync_recorded(sync, qa);
                 self.quant_primed(&out, mode, q, s);
                 *self.last_norm.lock().unwrap_or_else(|e| e.into_inner()) = Some(NormOrigin {
                     out: out.addr(),

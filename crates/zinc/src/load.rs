@@ -117,6 +117,10 @@ pub struct ModelArgs {
     /// (kernel tuning; default on).
     #[arg(long, hide = true)]
     pub vk_fuse_prep: Option<bool>,
+    /// Vulkan decode: early weights — q/k/v and o recorded beside their input's producer,
+    /// loading their weights while it runs (kernel tuning; NVIDIA and CPU devices only).
+    #[arg(long, hide = true)]
+    pub vk_early_weights: Option<bool>,
     /// Vulkan MoE decode: rows a group of lanes in the experts' mat-vecs (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_moe_rows: Option<u32>,
@@ -277,6 +281,9 @@ pub struct ModelArgsLite {
     /// (kernel checks).
     #[arg(long, hide = true)]
     pub vk_fuse_prep: Option<bool>,
+    /// Vulkan decode: early weights (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_early_weights: Option<bool>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -326,6 +333,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_glu_rows: a.vk_glu_rows,
         vk_glu_rows_nr: None,
         vk_fuse_prep: a.vk_fuse_prep,
+        vk_early_weights: a.vk_early_weights,
         vk_moe_rows: None,
         vk_moe_lanes: None,
         vk_moe_wg: None,
@@ -418,6 +426,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         glu_rows: args.vk_glu_rows,
         glu_rows_nr: args.vk_glu_rows_nr,
         fuse_prep: args.vk_fuse_prep,
+        early_weights: args.vk_early_weights,
         moe_rows: args.vk_moe_rows,
         moe_lanes: args.vk_moe_lanes,
         moe_wg: args.vk_moe_wg,

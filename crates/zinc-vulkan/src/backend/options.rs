@@ -168,6 +168,12 @@ pub struct VulkanOptions {
     /// `None`: on (H200 tg128: Qwen3-8B +2.3 to +2.9%, after 4,096 tokens +1.8%, Qwen3-30B-A3B
     /// +3.5 to +3.7%).
     pub fuse_prep: Option<bool>,
+    /// Decode steps of one token: early weights — the mat-vecs that read a pre-norm (q, k, v)
+    /// or the attention's output (o) recorded beside their input's producer, without the
+    /// pipeline barrier between them; their workgroups load their weights while the producer
+    /// runs and wait in the shader for its signal (sync.glsl). Only on devices that start a
+    /// queue's dispatches in order (NVIDIA's driver and CPU devices). `None`: off.
+    pub early_weights: Option<bool>,
     /// MoE decode steps: rows a group of lanes in the experts' K-quant mat-vecs (1–8; the
     /// gate/up and the down-projection with the weighted sum), kernel tuning. `None`: as a
     /// dense weight of the expert's rows (one row; H200, Qwen3-30B-A3B tg128 at 2, at 32 lanes:
@@ -316,6 +322,8 @@ pub(super) struct Tuning {
     pub(super) glu_rows_nr: [u32; 2],
     /// See [`VulkanOptions::fuse_prep`].
     pub(super) fuse_prep: bool,
+    /// See [`VulkanOptions::early_weights`] (false where the device does not allow it).
+    pub(super) early_weights: bool,
     /// See [`VulkanOptions::moe_rows`].
     pub(super) moe_rows: Option<u32>,
     /// See [`VulkanOptions::moe_lanes`]: [gate and up, down]; a down of 0 takes 64 invocations
@@ -378,6 +386,15 @@ fn checked<T: Copy>(
         Some(v) if ok(v) => Ok(v),
         Some(v) => Err(VulkanError::BadOption(what(v))),
     }
+}
+
+/// Whether the device starts a queue's dispatches in order, each after every workgroup of those
+/// recorded before it has started — what early weights' spinning workgroups need so as never
+/// to keep their producer from running: NVIDIA's driver, and CPU devices (lavapipe runs a
+/// queue's dispatches one after another).
+fn in_order_dispatch(info: &DeviceInfo) -> bool {
+    const NVIDIA: u32 = 0x10de;
+    info.vendor_id == NVIDIA || info.kind == crate::DeviceKind::Cpu
 }
 
 impl Tuning {
@@ -712,6 +729,7 @@ impl Tuning {
             glu_rows: opts.glu_rows.unwrap_or(true),
             glu_rows_nr,
             fuse_prep: opts.fuse_prep.unwrap_or(true),
+            early_weights: opts.early_weights.unwrap_or(false) && in_order_dispatch(info),
             moe_rows,
             moe_lanes,
             moe_wg,
