@@ -80,12 +80,16 @@
 //   Q8_0-style chunk (quant8.glsl's mode 1) into side itself: no counter, no other workgroup's
 //   rows, y untouched. Bit 4, X32: the input's chunk scales are each chunk's own (mode 1, as
 //   GROWS writes), not its 256-block's: each 32-element chunk's integer sum takes its own d.
-//   Bit 5, WAIT (early weights: MOE 0, no other NORM bit, one token, ncols ≤ WAIT_COLS): the
+//   Bit 5, WAIT (early weights: MOE 0, with FUSE, RS or GROWS but not GLU or X32, one token,
+//   ncols ≤ WAIT_COLS): the
 //   dispatch is recorded beside its input's producer, with no barrier between them. Each
 //   workgroup first loads its rows' bytes (up to TOUCH_LOADS 32-byte pieces an invocation),
 //   so that they are in its cache when the products read them, then waits for the producer's
 //   signal (sync.glsl: the slot's address in `ids`, the epoch in `k`), then copies the input
-//   row into shared memory through coherent loads, and the products read it from there.
+//   row into shared memory through coherent loads (with RS the norm's partial sums too), and
+//   the products read it from there. A FUSE dispatch of MOE 0 whose `row0` is not 0 is itself
+//   such a producer: the last workgroup of each block signals (slot at `scale`, epoch `row0`)
+//   once the block's pieces of the next norm are stored.
 // Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)),
 //   with MOE 2 G = ceil(nrows / NR).
 
@@ -266,6 +270,11 @@ void fuse_block(uint t, uint r_lo, uint nr, uint tid) {
         pc.cnt.v[slot] = 0u; // ready for the next dispatch
     }
     quant_word(tid, z, e0, live, 2u, fq, fs);
+    // Early weights: the norm's readers beside this dispatch wait for its every block (MOE 0
+    // only: the slot's address in `scale`, the epoch in `row0`; 0 where none waits).
+    if (MOE == 0u && pc.row0 != 0u) {
+        sync_signal(Words(uvec2(pc.scale)), pc.row0, pc.ntok * nblk, tid);
+    }
 }
 // GLU: called by every invocation once this workgroup has stored rows r_lo .. r_lo + n − 1 of
 // token (MOE 1: slot) t, all in one 256-row block, of the gate or the up projection (two
@@ -372,7 +381,7 @@ void main() {
     float part_h = 0.0, part_l = 0.0;
     // RS's norm parts: at nz, or at cnt under GROWS (whose nz is the up projection).
     Floats parts = Floats(GROWS ? uvec2(pc.cnt) : uvec2(pc.nz));
-    if (rs && rs_wide && tid < nbp) {
+    if (rs && rs_wide && tid < nbp && !WAIT) {
         uint at = 2u * (xrow_rs * nbp + tid);
         part_h = parts.v[at];
         part_l = parts.v[at + 1u];
@@ -415,6 +424,12 @@ void main() {
         }
         for (uint i = tid; i < nc; i += WG) {
             wait_s[i] = cs.v[t * nc + i];
+        }
+        if (RS && tid < nbp) { // the norm's partial sums, written beside this dispatch too
+            CFloats cp = CFloats(uvec2(parts));
+            uint at = 2u * (t * nbp + tid);
+            part_h = cp.v[at];
+            part_l = cp.v[at + 1u];
         }
         barrier();
     }
@@ -694,8 +709,12 @@ void main() {
         // The group's rows of the gate (k < NR) and of the up (k ≥ NR), with their expert
         // scales, into shared memory; then act(gate) ⊙ up for the workgroup's 32 rows, four a
         // lane of the first 8, stored and quantized as one chunk.
+        if (WAIT && touch == 0x9E3779B9u) {
+            atomicOr(pc.ids.v[31], 1u); // keeps the touching loads; a word no one reads
+        }
         [[unroll]] for (uint k = 0u; k < NRT; k++) {
             float total = group_sum(acc[k], tid, lane) * rsc;
+            total = waited ? total : uintBitsToFloat(0x7FC00000u); // WAIT: no signal came (NaN)
             if (lane == 0u) {
                 bool up = k >= NR;
                 if (MOE == 1u && live && !up && has_scale()) {

@@ -502,6 +502,9 @@ fn glu_dec_moe(
 struct FuseOut {
     h: VkTensor,
     norm: DecNorm,
+    /// Early weights: the sync.glsl slot and epoch the dispatch signals once the norm is
+    /// stored (`sync_begin`), for its readers recorded beside it.
+    sync: Option<(u64, u32)>,
 }
 
 impl FuseOut {
@@ -1783,7 +1786,11 @@ impl VulkanBackend {
         *h.deferred.lock().unwrap_or_else(|e| e.into_inner()) =
             Some(Arc::new(NormScale { side, n, eps }));
         h.is_deferred.store(true, Ordering::Release);
-        Some(FuseOut { h, norm })
+        Some(FuseOut {
+            h,
+            norm,
+            sync: None,
+        })
     }
 
     /// matvec.comp's ROUTE counters.
@@ -1795,6 +1802,8 @@ impl VulkanBackend {
     /// deferred output, whose quantization the next mat-vecs read.
     fn fuse_end(&self, f: FuseOut) -> VkTensor {
         self.quant_primed_norm(&f.h);
+        let quants = f.h.norm_scale().map(|n| n.quants());
+        self.sync_recorded(f.sync.zip(quants).map(|(s, _)| s), quants.unwrap_or(0));
         f.h
     }
 
@@ -2158,17 +2167,20 @@ impl VulkanBackend {
                     ..DecNorm::reading(scale.as_deref())
                 },
             };
-            // Early weights: a plain input of one token, its producer the last command.
-            wait = (norm.spec() == 0 && x.rows == 1 && cols <= WAIT_COLS)
+            // Early weights: one token's input (plain, or a deferred norm's), its producer the
+            // last command; and a fused norm's readers told when it is stored.
+            wait = (!norm.glu && !norm.grows && !norm.x32 && x.rows == 1 && cols <= WAIT_COLS)
                 .then(|| self.sync_for(q))
                 .flatten();
-            let moe = match wait {
-                Some(sg) => DecMoe {
+            let (slot, epoch) = fuse.and_then(|f| f.sync).unwrap_or((0, 0));
+            let moe = DecMoe {
+                scale: slot,
+                row0: epoch,
+                ..wait.map_or_else(DecMoe::default, |sg| DecMoe {
                     ids: sg.slot,
                     k: sg.epoch,
                     ..DecMoe::default()
-                },
-                None => DecMoe::default(),
+                })
             };
             let push = dec_push(addrs, dims, &moe, &norm);
             let bits = norm.spec() | if wait.is_some() { DEC_WAIT } else { 0 };
@@ -2241,7 +2253,14 @@ impl VulkanBackend {
         let n = ntok * n_ff;
         let out = self.new_tensor(ntok, n_ff);
         let side = self.new_tensor(1, n / 4 + n / 8); // quants (n bytes), chunk floats
-        let slots = glu_dec_moe(moe, 0, out.addr(), expert_bytes, 0);
+        let mut slots = glu_dec_moe(moe, 0, out.addr(), expert_bytes, 0);
+        // Early weights: one token's input, its producer the last command.
+        let wait = (moe.is_none() && x.rows == 1 && gw.cols() <= WAIT_COLS)
+            .then(|| self.sync_for(q))
+            .flatten();
+        if let Some(sg) = wait {
+            (slots.ids, slots.k) = (sg.slot, sg.epoch);
+        }
         let rs = DecNorm::reading(scale.as_deref());
         let norm = DecNorm {
             nz: uw.buf.address + u0 as u64 * uw.row_bytes,
@@ -2265,18 +2284,17 @@ impl VulkanBackend {
         ];
         let push = dec_push([gw.buf.address, q, s, 0], dims, &slots, &norm);
         let name = variant("matvec_dec", gw.ty);
-        let spec = [wg, lpr, nr, moe.is_some() as u32, pb, norm.spec()];
+        let bits = norm.spec() | if wait.is_some() { DEC_WAIT } else { 0 };
+        let spec = [wg, lpr, nr, moe.is_some() as u32, pb, bits];
         // (It also writes `side`, which it declares not: the quantization cache is replaced
         // below, and the down-projection reading it records a barrier first.)
-        self.run_labeled(
-            name,
-            label,
-            spec,
-            grid(ntok, n_ff / 32),
-            push,
-            Some(out.addr()),
-            used,
-        );
+        let g = grid(ntok, n_ff / 32);
+        if wait.is_some() {
+            self.run_beside(name, label, spec, g, push);
+            self.sync_consumed();
+        } else {
+            self.run_labeled(name, label, spec, g, push, Some(out.addr()), used);
+        }
         let sa = side.addr() + n as u64;
         self.quant_primed_at(&out, 1, (side.addr(), sa), (side, None), true);
         Some(out)
@@ -3090,7 +3108,9 @@ impl Backend for VulkanBackend {
         if fits {
             let [lpr, nr, wg, _] = self.dec_shape(w);
             let wg = wg.max(lpr);
-            if let Some(f) = self.fuse_begin(x.rows, acc.cols, norm, eps, (wg, wg / lpr * nr)) {
+            if let Some(mut f) = self.fuse_begin(x.rows, acc.cols, norm, eps, (wg, wg / lpr * nr)) {
+                // Early weights: one token's norm signals the projections that read it.
+                f.sync = (x.rows == 1).then(|| self.sync_begin()).flatten();
                 if self.matvecq(w, x, acc.addr(), true, Some(&f)) {
                     return self.fuse_end(f);
                 }

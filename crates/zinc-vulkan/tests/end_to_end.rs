@@ -376,16 +376,19 @@ fn gpu_decode_kernels_follow_the_cpu_on_kquant_models() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Early weights (`early_weights`): the q/k/v projections recorded beside the pre-norm that
-/// feeds them, the out-projection beside the attention, the output head beside the final norm,
+/// Early weights (`VulkanOptions::early_weights`): at decode steps the mat-vecs that read a
+/// producer's output — q/k/v beside the pre-norm (norm_quant.comp, or the previous
+/// down-projection's fused norm), the out-projection beside the attention, the gate/up beside
+/// the FFN's pre-norm, the output head beside the final norm — are recorded with no barrier,
 /// each waiting in the shader for its producer's signal (sync.glsl) and reading its input from
-/// shared memory — the same arithmetic, so the same bits as with the barriers, at every decode
-/// step of a synthetic Qwen3 (a prompt of one slice of keys and one of several, where the
-/// attention quantizes nothing itself and the out-projection does not wait), with three
-/// dependent stages fewer a step for each layer's two and the head's one where it applies. On
-/// lavapipe the producer has always finished when its consumers start (a queue's dispatches
-/// run one after another): this holds the signal's slots and epochs (a consumer that saw no
-/// signal writes NaN) and the kernels' arithmetic; the concurrency is the H200 selftest's.
+/// shared memory: the same arithmetic, so the same bits as with the barriers, at every decode
+/// step of a synthetic Qwen3 on the K-quant decode mat-vec, with the pre-norms fused into the
+/// residual mat-vecs and not, after a prompt of one slice of keys and one of several (where the
+/// attention does not quantize its output and the out-projection does not wait), with a
+/// dependent stage fewer a step for each consumer that waits. On lavapipe the producer has
+/// always finished when its consumers start (a queue's dispatches run one after another): this
+/// holds the slots, epochs and staging (a consumer that saw no signal writes NaN) and the
+/// kernels' arithmetic; the concurrency is the H200 selftest's.
 #[test]
 fn early_weights_give_the_same_logits() {
     let dir = std::env::temp_dir().join(format!("zinc-early-{}", std::process::id()));
@@ -396,51 +399,57 @@ fn early_weights_give_the_same_logits() {
     let path = dir.join("qwen3-early.gguf");
     zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
     let file = Arc::new(GgufModel::open(&path).expect("open"));
-    let gpu = |early: bool| {
-        validated(
-            VulkanOptions {
-                threads_per_row: Some(16),
-                cpu_attention: Some(false),
-                early_weights: Some(early),
-                ..Default::default()
-            },
-            &file,
-        )
-    };
+    let layers = spec.n_layer as u64;
     let cont: Vec<u32> = (0..8).map(|i| (i * 89 + 5) % 1024).collect();
-    for (prompt_len, fewer) in [
-        (4usize, 2 * spec.n_layer as u64 + 1),
-        (150, spec.n_layer as u64 + 1),
-    ] {
-        let prompt: Vec<u32> = (0..prompt_len as u32)
-            .map(|i| (i * 37 + 11) % 1024)
-            .collect();
-        let (on, off) = (gpu(true), gpu(false));
-        let stages = |e: &Engine<VulkanBackend>| e.backend.dependent_stages().expect("counted");
-        let mut s_on = on.session(256);
-        let mut s_off = off.session(256);
-        let last = |v: Vec<Vec<f32>>| v.into_iter().next_back().expect("logits");
-        let a = last(s_on.eval(&prompt, Logits::Last).expect("eval"));
-        let b = last(s_off.eval(&prompt, Logits::Last).expect("eval"));
-        assert_eq!(a, b, "prompt {prompt_len}: the prompt's logits differ");
-        for (i, &t) in cont.iter().enumerate() {
-            let (c_on, c_off) = (stages(&on), stages(&off));
-            let a = last(s_on.eval(&[t], Logits::Last).expect("eval"));
-            let b = last(s_off.eval(&[t], Logits::Last).expect("eval"));
-            assert!(
-                a.iter().all(|v| v.is_finite()),
-                "prompt {prompt_len}, step {i}: a consumer saw no signal"
-            );
-            assert!(
-                a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                "prompt {prompt_len}, step {i}: the logits differ with early weights"
-            );
-            let (d_on, d_off) = (stages(&on) - c_on, stages(&off) - c_off);
-            assert_eq!(
-                d_off - d_on,
-                fewer,
-                "prompt {prompt_len}, step {i}: {d_on} dependent stages with early weights, {d_off} without"
-            );
+    for fuse_norm in [false, true] {
+        let gpu = |early: bool| {
+            validated(
+                VulkanOptions {
+                    threads_per_row: Some(16),
+                    cpu_attention: Some(false),
+                    // The K-quant decode mat-vec at a GPU's shape (lavapipe's own is off).
+                    decode_kquant: Some((32, 1, 128)),
+                    fuse_norm: Some(fuse_norm),
+                    early_weights: Some(early),
+                    ..Default::default()
+                },
+                &file,
+            )
+        };
+        // A layer's q/k/v, out-projection and gate/up, and the head; at the long prompt the
+        // out-projection reads an attention that did not quantize its output, and waits not.
+        for (prompt_len, fewer) in [(4usize, 3 * layers + 1), (150, 2 * layers + 1)] {
+            let what = format!("fuse_norm {fuse_norm}, prompt {prompt_len}");
+            let prompt: Vec<u32> = (0..prompt_len as u32)
+                .map(|i| (i * 37 + 11) % 1024)
+                .collect();
+            let (on, off) = (gpu(true), gpu(false));
+            let stages = |e: &Engine<VulkanBackend>| e.backend.dependent_stages().expect("counted");
+            let mut s_on = on.session(256);
+            let mut s_off = off.session(256);
+            let last = |v: Vec<Vec<f32>>| v.into_iter().next_back().expect("logits");
+            let a = last(s_on.eval(&prompt, Logits::Last).expect("eval"));
+            let b = last(s_off.eval(&prompt, Logits::Last).expect("eval"));
+            assert_eq!(a, b, "{what}: the prompt's logits differ");
+            for (i, &t) in cont.iter().enumerate() {
+                let (c_on, c_off) = (stages(&on), stages(&off));
+                let a = last(s_on.eval(&[t], Logits::Last).expect("eval"));
+                let b = last(s_off.eval(&[t], Logits::Last).expect("eval"));
+                assert!(
+                    a.iter().all(|v| v.is_finite()),
+                    "{what}, step {i}: a consumer saw no signal"
+                );
+                assert!(
+                    a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{what}, step {i}: the logits differ with early weights"
+                );
+                let (d_on, d_off) = (stages(&on) - c_on, stages(&off) - c_off);
+                assert_eq!(
+                    d_off - d_on,
+                    fewer,
+                    "{what}, step {i}: {d_on} dependent stages with early weights, {d_off} without"
+                );
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
