@@ -83,7 +83,8 @@
 //   Bit 5, WAIT (early weights: MOE 0, with FUSE, RS or GROWS but not GLU or X32, one token,
 //   ncols ≤ WAIT_COLS): the
 //   dispatch is recorded beside its input's producer, with no barrier between them. Each
-//   workgroup first loads its rows' bytes (up to TOUCH_LOADS 32-byte pieces an invocation),
+//   workgroup first loads its rows' bytes (up to min(expert16, TOUCH_LOADS) 32-byte pieces an
+//   invocation),
 //   so that they are in its cache when the products read them, then waits for the producer's
 //   signal (sync.glsl: the slot's address in `ids`, the epoch in `k`), then copies the input
 //   row into shared memory through coherent loads (with RS the norm's partial sums too), and
@@ -409,8 +410,9 @@ void main() {
         uint p1 = max((rw1 * pc.row_bytes + 31u) / 32u, p0 + 1u);
         restrict RQuads tw = RQuads(pc.w);
         uint tv[TOUCH_LOADS];
+        uint nt = min(pc.expert16, TOUCH_LOADS); // (MOE 0: expert16 is WAIT's touch count)
         [[unroll]] for (uint i = 0u; i < TOUCH_LOADS; i++) {
-            tv[i] = tw.v[2u * min(p0 + tid + i * WG, p1 - 1u)].x;
+            tv[i] = i < nt ? tw.v[2u * min(p0 + tid + i * WG, p1 - 1u)].x : 0u;
         }
         waited = sync_wait(pc.ids, pc.k, wgi, tid);
         [[unroll]] for (uint i = 0u; i < TOUCH_LOADS; i++) {

@@ -324,6 +324,8 @@ struct Signal {
     /// The recorder's `ops` after the producer and each consumer since: another command in
     /// between ends the chance.
     ops: u64,
+    /// The producer is the attention (else a norm).
+    attention: bool,
 }
 /// The last activations quantized for the integer-dot mat-vec, kept for the next projection of
 /// the same input (q, k and v share one; gate and up another). Valid while the recorder's `ops`
@@ -1654,7 +1656,7 @@ impl VulkanBackend {
     /// recorded, where early weights are on and no ablation leaves kernels out (a producer left
     /// out would keep its consumers polling).
     fn sync_begin(&self) -> Option<(u64, u32)> {
-        if !self.tune.early_weights || self.ablating.load(Relaxed) {
+        if self.tune.early_weights == 0 || self.ablating.load(Relaxed) {
             return None;
         }
         let mut e = self.sync_epoch.fetch_add(1, Relaxed).wrapping_add(1);
@@ -1666,21 +1668,29 @@ impl VulkanBackend {
     }
 
     /// Early weights: the producer just recorded signals `sync` once its quants `q` are stored.
-    fn sync_recorded(&self, sync: Option<(u64, u32)>, q: u64) {
+    fn sync_recorded(&self, sync: Option<(u64, u32)>, q: u64, attention: bool) {
         let ops = self.rec().ops;
         *self.signal.lock().unwrap_or_else(|e| e.into_inner()) = sync.map(|(slot, epoch)| Signal {
             q,
             slot,
             epoch,
             ops,
+            attention,
         });
     }
 
     /// Early weights: the signal a mat-vec reading the quants `q` may wait for beside their
     /// producer — where nothing but the producer and its other consumers was recorded since.
-    fn sync_for(&self, q: u64) -> Option<Signal> {
+    /// `consumer`: its `early_mask` bit where its producer is a norm (the out-projection's,
+    /// where it is the attention, is EARLY_O).
+    fn sync_for(&self, q: u64, consumer: u32) -> Option<Signal> {
         let s = (*self.signal.lock().unwrap_or_else(|e| e.into_inner()))?;
-        (s.q == q && s.ops == self.rec().ops).then_some(s)
+        let bit = if s.attention {
+            options::EARLY_O
+        } else {
+            consumer
+        };
+        (s.q == q && s.ops == self.rec().ops && self.tune.early_weights & bit != 0).then_some(s)
     }
 
     /// Early weights: a consumer of the signal was recorded (the next may follow it).
@@ -1803,7 +1813,11 @@ impl VulkanBackend {
     fn fuse_end(&self, f: FuseOut) -> VkTensor {
         self.quant_primed_norm(&f.h);
         let quants = f.h.norm_scale().map(|n| n.quants());
-        self.sync_recorded(f.sync.zip(quants).map(|(s, _)| s), quants.unwrap_or(0));
+        self.sync_recorded(
+            f.sync.zip(quants).map(|(s, _)| s),
+            quants.unwrap_or(0),
+            false,
+        );
         f.h
     }
 
@@ -2170,7 +2184,17 @@ impl VulkanBackend {
             // Early weights: one token's input (plain, or a deferred norm's), its producer the
             // last command; and a fused norm's readers told when it is stored.
             wait = (!norm.glu && !norm.grows && !norm.x32 && x.rows == 1 && cols <= WAIT_COLS)
-                .then(|| self.sync_for(q))
+                .then(|| {
+                    let head = rows >= DEC_HEAD_ROWS;
+                    self.sync_for(
+                        q,
+                        if head {
+                            options::EARLY_HEAD
+                        } else {
+                            options::EARLY_QKV
+                        },
+                    )
+                })
                 .flatten();
             let (slot, epoch) = fuse.and_then(|f| f.sync).unwrap_or((0, 0));
             let moe = DecMoe {
@@ -2179,6 +2203,7 @@ impl VulkanBackend {
                 ..wait.map_or_else(DecMoe::default, |sg| DecMoe {
                     ids: sg.slot,
                     k: sg.epoch,
+                    expert16: self.tune.early_touch,
                     ..DecMoe::default()
                 })
             };
@@ -2256,10 +2281,11 @@ impl VulkanBackend {
         let mut slots = glu_dec_moe(moe, 0, out.addr(), expert_bytes, 0);
         // Early weights: one token's input, its producer the last command.
         let wait = (moe.is_none() && x.rows == 1 && gw.cols() <= WAIT_COLS)
-            .then(|| self.sync_for(q))
+            .then(|| self.sync_for(q, options::EARLY_GLU))
             .flatten();
         if let Some(sg) = wait {
             (slots.ids, slots.k) = (sg.slot, sg.epoch);
+            slots.expert16 = self.tune.early_touch;
         }
         let rs = DecNorm::reading(scale.as_deref());
         let norm = DecNorm {
@@ -2751,7 +2777,7 @@ impl VulkanBackend {
             None => ("attn_dec", "attn_dec"),
         };
         self.run_labeled(shader, label, spec, g, pc, None, false);
-        self.sync_recorded(sync, qa);
+        self.sync_recorded(sync, qa, true);
         match part {
             Some(part) if !merge => self.attn_combine(&part, &out, p, nsplit),
             _ => {
@@ -3043,7 +3069,7 @@ impl Backend for VulkanBackend {
                 let spec = [wg, self.tune.shuffle as u32, 0];
                 let groups = fold(x.rows * x.cols.div_ceil(4 * wg as usize));
                 self.run_spec("norm_quant", spec, groups, push);
-                self.sync_recorded(sync, qa);
+                self.sync_recorded(sync, qa, false);
                 self.quant_primed(&out, mode, q, s);
                 *self.last_norm.lock().unwrap_or_else(|e| e.into_inner()) = Some(NormOrigin {
                     out: out.addr(),

@@ -121,6 +121,14 @@ pub struct ModelArgs {
     /// loading their weights while it runs (kernel tuning; NVIDIA and CPU devices only).
     #[arg(long, hide = true)]
     pub vk_early_weights: Option<bool>,
+    /// Vulkan decode, early weights: the consumers that wait (bits: 1 q/k/v, 2 out-projection,
+    /// 4 gate/up, 8 head; kernel tuning; default 15).
+    #[arg(long, hide = true)]
+    pub vk_early_mask: Option<u32>,
+    /// Vulkan decode, early weights: 32-byte pieces each invocation loads before it waits
+    /// (kernel tuning; default 8).
+    #[arg(long, hide = true)]
+    pub vk_early_touch: Option<u32>,
     /// Vulkan MoE decode: rows a group of lanes in the experts' mat-vecs (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_moe_rows: Option<u32>,
@@ -284,6 +292,13 @@ pub struct ModelArgsLite {
     /// Vulkan decode: early weights (kernel checks).
     #[arg(long, hide = true)]
     pub vk_early_weights: Option<bool>,
+    /// Vulkan decode, early weights: the consumers that wait (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_early_mask: Option<u32>,
+    /// Vulkan decode, early weights: 32-byte pieces each invocation loads before it waits
+    /// (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_early_touch: Option<u32>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -334,6 +349,8 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_glu_rows_nr: None,
         vk_fuse_prep: a.vk_fuse_prep,
         vk_early_weights: a.vk_early_weights,
+        vk_early_mask: a.vk_early_mask,
+        vk_early_touch: a.vk_early_touch,
         vk_moe_rows: None,
         vk_moe_lanes: None,
         vk_moe_wg: None,
@@ -427,6 +444,8 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         glu_rows_nr: args.vk_glu_rows_nr,
         fuse_prep: args.vk_fuse_prep,
         early_weights: args.vk_early_weights,
+        early_mask: args.vk_early_mask,
+        early_touch: args.vk_early_touch,
         moe_rows: args.vk_moe_rows,
         moe_lanes: args.vk_moe_lanes,
         moe_wg: args.vk_moe_wg,

@@ -174,6 +174,13 @@ pub struct VulkanOptions {
     /// runs and wait in the shader for its signal (sync.glsl). Only on devices that start a
     /// queue's dispatches in order (NVIDIA's driver and CPU devices). `None`: off.
     pub early_weights: Option<bool>,
+    /// Under `early_weights`, the consumers that wait (the others keep their barrier): bit 0
+    /// q/k/v, bit 1 the out-projection, bit 2 the gate/up (`glu_rows`), bit 3 the output head.
+    /// Kernel tuning. `None`: all (15).
+    pub early_mask: Option<u32>,
+    /// Under `early_weights`, the 32-byte pieces of its rows each invocation of a waiting
+    /// mat-vec loads before it waits (0 to 8). Kernel tuning. `None`: 8.
+    pub early_touch: Option<u32>,
     /// MoE decode steps: rows a group of lanes in the experts' K-quant mat-vecs (1–8; the
     /// gate/up and the down-projection with the weighted sum), kernel tuning. `None`: as a
     /// dense weight of the expert's rows (one row; H200, Qwen3-30B-A3B tg128 at 2, at 32 lanes:
@@ -323,7 +330,10 @@ pub(super) struct Tuning {
     /// See [`VulkanOptions::fuse_prep`].
     pub(super) fuse_prep: bool,
     /// See [`VulkanOptions::early_weights`] (false where the device does not allow it).
-    pub(super) early_weights: bool,
+    /// The consumers that wait (`early_mask`), 0 where early weights are off.
+    pub(super) early_weights: u32,
+    /// See [`VulkanOptions::early_touch`].
+    pub(super) early_touch: u32,
     /// See [`VulkanOptions::moe_rows`].
     pub(super) moe_rows: Option<u32>,
     /// See [`VulkanOptions::moe_lanes`]: [gate and up, down]; a down of 0 takes 64 invocations
@@ -387,6 +397,13 @@ fn checked<T: Copy>(
         Some(v) => Err(VulkanError::BadOption(what(v))),
     }
 }
+
+/// `VulkanOptions::early_mask`'s bits: q/k/v, the out-projection, the gate/up, the head.
+pub(super) const EARLY_QKV: u32 = 1;
+pub(super) const EARLY_O: u32 = 2;
+pub(super) const EARLY_GLU: u32 = 4;
+pub(super) const EARLY_HEAD: u32 = 8;
+const EARLY_ALL: u32 = 15;
 
 /// Whether the device starts a queue's dispatches in order, each after every workgroup of those
 /// recorded before it has started — what early weights' spinning workgroups need so as never
@@ -729,7 +746,12 @@ impl Tuning {
             glu_rows: opts.glu_rows.unwrap_or(true),
             glu_rows_nr,
             fuse_prep: opts.fuse_prep.unwrap_or(true),
-            early_weights: opts.early_weights.unwrap_or(false) && in_order_dispatch(info),
+            early_weights: if opts.early_weights.unwrap_or(false) && in_order_dispatch(info) {
+                opts.early_mask.unwrap_or(EARLY_ALL) & EARLY_ALL
+            } else {
+                0
+            },
+            early_touch: opts.early_touch.unwrap_or(8).min(8),
             moe_rows,
             moe_lanes,
             moe_wg,
