@@ -181,6 +181,12 @@ pub struct VulkanOptions {
     /// Under `early_weights`, the 32-byte pieces of its rows each invocation of a waiting
     /// mat-vec loads before it waits (0 to 8). Kernel tuning. `None`: 8.
     pub early_touch: Option<u32>,
+    /// Under `early_weights`, how a waiting workgroup polls for its producer's signal: 0 by
+    /// atomic read-modify-writes, 1 by volatile loads, 2 by volatile loads `early_backoff`
+    /// multiply-adds apart. Kernel tuning. `None`: 0.
+    pub early_poll: Option<u32>,
+    /// See `early_poll` (at most 65,535). `None`: 64.
+    pub early_backoff: Option<u32>,
     /// MoE decode steps: rows a group of lanes in the experts' K-quant mat-vecs (1–8; the
     /// gate/up and the down-projection with the weighted sum), kernel tuning. `None`: as a
     /// dense weight of the expert's rows (one row; H200, Qwen3-30B-A3B tg128 at 2, at 32 lanes:
@@ -334,6 +340,8 @@ pub(super) struct Tuning {
     pub(super) early_weights: u32,
     /// See [`VulkanOptions::early_touch`].
     pub(super) early_touch: u32,
+    /// matvec_dec.comp's poll bits (flags >> 12): `early_poll` | `early_backoff` << 4.
+    pub(super) early_poll: u32,
     /// See [`VulkanOptions::moe_rows`].
     pub(super) moe_rows: Option<u32>,
     /// See [`VulkanOptions::moe_lanes`]: [gate and up, down]; a down of 0 takes 64 invocations
@@ -752,6 +760,8 @@ impl Tuning {
                 0
             },
             early_touch: opts.early_touch.unwrap_or(8).min(8),
+            early_poll: opts.early_poll.unwrap_or(0).min(2)
+                | opts.early_backoff.unwrap_or(64).min(65535) << 4,
             moe_rows,
             moe_lanes,
             moe_wg,
