@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Its --vk-early-poll / --vk-early-backoff were measured here and removed after: no help.)
 # Session 26, third call: early weights' polling (sync_wait by atomics, by volatile loads, by
 # loads with a backoff) on Qwen3-8B tg128 against the default (off), twice each in turn, with
 # llama.cpp's CUDA build beside; then the three side-by-sides with the fastest setting if it

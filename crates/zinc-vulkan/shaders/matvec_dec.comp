@@ -150,8 +150,7 @@ layout(push_constant, std430) uniform PC {
     Words cnt;     // FUSE, GLU: a counter per (token, 256-row block), zero between dispatches;
                    // GROWS: the up's expert scales (flag 64), or with RS the norm's partials
     float eps;     // RS: the input norm's epsilon
-    uint flags;    // 4 x_per_slot, 8 has_scale (MOE); WAIT: bits 12–13 sync_wait's poll, 16+ its
-                   // backoff; GLU: 16 GELU (else SiLU), 32 the up
+    uint flags;    // 4 x_per_slot, 8 has_scale (MOE); GLU: 16 GELU (else SiLU), 32 the up
                    // projection's dispatch (y the second half), bits 8-9 the activation's
                    // quantization mode (quant8.glsl)
 } pc;
@@ -415,7 +414,7 @@ void main() {
         [[unroll]] for (uint i = 0u; i < TOUCH_LOADS; i++) {
             tv[i] = i < nt ? tw.v[2u * min(p0 + tid + i * WG, p1 - 1u)].x : 0u;
         }
-        waited = sync_wait(pc.ids, pc.k, wgi, tid, (pc.flags >> 12) & 3u, pc.flags >> 16);
+        waited = sync_wait(pc.ids, pc.k, wgi, tid);
         [[unroll]] for (uint i = 0u; i < TOUCH_LOADS; i++) {
             touch ^= tv[i];
         }

@@ -38,39 +38,22 @@ void sync_signal(Words slot, uint epoch, uint producers, uint tid) {
 
 shared uint sync_seen;
 
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent volatile buffer SyncWords {
-    uint v[];
-};
-
 // Called by every invocation of a consumer workgroup (`ticket` picks its copy): returns once the
 // producer has published `epoch` (true; what it wrote is then to be read through coherent
 // loads), or false after SYNC_MAX_POLLS polls without it — its consumer then writes NaN, so
 // that a producer that never signals shows in the results rather than hanging the device.
-// `poll`: 0 polls with atomic read-modify-writes, 1 with volatile loads, 2 with volatile loads
-// `backoff` dependent multiply-adds apart.
-bool sync_wait(Words slot, uint epoch, uint ticket, uint tid, uint poll, uint backoff) {
+bool sync_wait(Words slot, uint epoch, uint ticket, uint tid) {
     if (tid == 0u) {
         uint at = 32u * (1u + ticket % SYNC_COPIES);
-        SyncWords vs = SyncWords(uvec2(slot));
         sync_seen = 0u;
-        uint spin = ticket | 1u;
         for (uint n = 0u; n < SYNC_MAX_POLLS; n++) {
-            uint seen = poll == 0u ? atomicOr(slot.v[at], 0u) : vs.v[at];
-            if (seen == epoch) {
+            if (atomicOr(slot.v[at], 0u) == epoch) {
                 sync_seen = 1u;
                 break;
             }
-            if (poll == 2u) {
-                for (uint i = 0u; i < backoff; i++) {
-                    spin = spin * 1664525u + 1013904223u;
-                }
-            }
-        }
-        if (spin == 0x9E3779B9u) {
-            sync_seen |= 2u; // keeps the backoff's arithmetic; a value it never takes in practice
         }
     }
     barrier();
     memoryBarrierBuffer(); // and the producer's output is seen
-    return (sync_seen & 1u) == 1u;
+    return sync_seen == 1u;
 }

@@ -407,8 +407,6 @@ pub(super) struct DecNorm {
     pub(super) up_scaled: bool,
     /// X32: the input's chunk scales are the chunks' own (mode 1 from GROWS).
     pub(super) x32: bool,
-    /// WAIT: sync_wait's poll and backoff (`Tuning::early_poll`), flags bits 12 and up.
-    pub(super) poll: u32,
 }
 
 /// matvec_dec.comp's NORM bit 5, WAIT: an early-weights consumer (see `Signal`).
@@ -450,8 +448,7 @@ pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe, norm: &Dec
         | (norm.gelu as u32) << 4
         | (norm.up as u32) << 5
         | (norm.up_scaled as u32) << 6
-        | norm.mode << 8
-        | norm.poll << 12;
+        | norm.mode << 8;
     dims.iter()
         .fold(p, |p, &d| p.u32(d))
         .u32(moe.expert16)
@@ -2200,14 +2197,6 @@ impl VulkanBackend {
                 })
                 .flatten();
             let (slot, epoch) = fuse.and_then(|f| f.sync).unwrap_or((0, 0));
-            let norm = DecNorm {
-                poll: if wait.is_some() {
-                    self.tune.early_poll
-                } else {
-                    0
-                },
-                ..norm
-            };
             let moe = DecMoe {
                 scale: slot,
                 row0: epoch,
@@ -2310,11 +2299,6 @@ impl VulkanBackend {
             grows: true,
             up_scaled: up_scale.is_some(),
             mode: 1,
-            poll: if wait.is_some() {
-                self.tune.early_poll
-            } else {
-                0
-            },
             ..DecNorm::default()
         };
         let dims = [

@@ -129,13 +129,6 @@ pub struct ModelArgs {
     /// (kernel tuning; default 8).
     #[arg(long, hide = true)]
     pub vk_early_touch: Option<u32>,
-    /// Vulkan decode, early weights: polling (0 atomics, 1 loads, 2 loads with backoff;
-    /// kernel tuning).
-    #[arg(long, hide = true)]
-    pub vk_early_poll: Option<u32>,
-    /// Vulkan decode, early weights: the backoff's multiply-adds (kernel tuning).
-    #[arg(long, hide = true)]
-    pub vk_early_backoff: Option<u32>,
     /// Vulkan MoE decode: rows a group of lanes in the experts' mat-vecs (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_moe_rows: Option<u32>,
@@ -306,13 +299,6 @@ pub struct ModelArgsLite {
     /// (kernel checks).
     #[arg(long, hide = true)]
     pub vk_early_touch: Option<u32>,
-    /// Vulkan decode, early weights: polling (0 atomics, 1 loads, 2 loads with backoff;
-    /// kernel tuning).
-    #[arg(long, hide = true)]
-    pub vk_early_poll: Option<u32>,
-    /// Vulkan decode, early weights: the backoff's multiply-adds (kernel tuning).
-    #[arg(long, hide = true)]
-    pub vk_early_backoff: Option<u32>,
     /// Vulkan MoE prompts' cooperative-matrix tile, `SGMxBKxSGN` (kernel checks).
     #[arg(long, hide = true, value_parser = parse_tile)]
     pub vk_moe_tile: Option<(u32, u32, u32)>,
@@ -365,8 +351,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_early_weights: a.vk_early_weights,
         vk_early_mask: a.vk_early_mask,
         vk_early_touch: a.vk_early_touch,
-        vk_early_poll: a.vk_early_poll,
-        vk_early_backoff: a.vk_early_backoff,
         vk_moe_rows: None,
         vk_moe_lanes: None,
         vk_moe_wg: None,
@@ -462,8 +446,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         early_weights: args.vk_early_weights,
         early_mask: args.vk_early_mask,
         early_touch: args.vk_early_touch,
-        early_poll: args.vk_early_poll,
-        early_backoff: args.vk_early_backoff,
         moe_rows: args.vk_moe_rows,
         moe_lanes: args.vk_moe_lanes,
         moe_wg: args.vk_moe_wg,

@@ -168,11 +168,20 @@ pub struct VulkanOptions {
     /// `None`: on (H200 tg128: Qwen3-8B +2.3 to +2.9%, after 4,096 tokens +1.8%, Qwen3-30B-A3B
     /// +3.5 to +3.7%).
     pub fuse_prep: Option<bool>,
-    /// Decode steps of one token: early weights — the mat-vecs that read a pre-norm (q, k, v)
-    /// or the attention's output (o) recorded beside their input's producer, without the
-    /// pipeline barrier between them; their workgroups load their weights while the producer
-    /// runs and wait in the shader for its signal (sync.glsl). Only on devices that start a
-    /// queue's dispatches in order (NVIDIA's driver and CPU devices). `None`: off.
+    /// Decode steps of one token: early weights — the mat-vecs that read a pre-norm (q/k/v,
+    /// the gate/up, the output head; norm_quant.comp's or a FUSE mat-vec's) or the attention's
+    /// output (o) recorded beside their input's producer, without the pipeline barrier between
+    /// them; their workgroups load their weights while the producer runs and wait in the
+    /// shader for its signal (sync.glsl), the same bits as with the barriers. Only on devices
+    /// that start a queue's dispatches in order (NVIDIA's driver and CPU devices). `None`: off
+    /// — slower on the H200 in every form measured (Qwen3-8B tg128, session 26, alternating
+    /// on one build: 313.6 / 313.9 tok/s off, 277.3 / 279.3 with every consumer waiting (147
+    /// against 256 dependent stages a token), q/k/v alone 287.9 / 287.2, o alone 298.9 /
+    /// 299.7, gate/up alone 282.1 / 290.3, the head alone 296.0 / 292.4, no weights touched
+    /// first 295.1 / 295.6; polling by volatile loads instead of atomics 276.3 / 279.3, with a
+    /// backoff 271.0–279.0; after 4,096 tokens 245.0 / 244.2 against 270.6 / 273.7;
+    /// Qwen3-30B-A3B 310.2 / 315.9 against 326.6 / 331.6). A workgroup resident and waiting
+    /// costs more than the barrier it spares.
     pub early_weights: Option<bool>,
     /// Under `early_weights`, the consumers that wait (the others keep their barrier): bit 0
     /// q/k/v, bit 1 the out-projection, bit 2 the gate/up (`glu_rows`), bit 3 the output head.
@@ -181,12 +190,6 @@ pub struct VulkanOptions {
     /// Under `early_weights`, the 32-byte pieces of its rows each invocation of a waiting
     /// mat-vec loads before it waits (0 to 8). Kernel tuning. `None`: 8.
     pub early_touch: Option<u32>,
-    /// Under `early_weights`, how a waiting workgroup polls for its producer's signal: 0 by
-    /// atomic read-modify-writes, 1 by volatile loads, 2 by volatile loads `early_backoff`
-    /// multiply-adds apart. Kernel tuning. `None`: 0.
-    pub early_poll: Option<u32>,
-    /// See `early_poll` (at most 65,535). `None`: 64.
-    pub early_backoff: Option<u32>,
     /// MoE decode steps: rows a group of lanes in the experts' K-quant mat-vecs (1–8; the
     /// gate/up and the down-projection with the weighted sum), kernel tuning. `None`: as a
     /// dense weight of the expert's rows (one row; H200, Qwen3-30B-A3B tg128 at 2, at 32 lanes:
@@ -340,8 +343,6 @@ pub(super) struct Tuning {
     pub(super) early_weights: u32,
     /// See [`VulkanOptions::early_touch`].
     pub(super) early_touch: u32,
-    /// matvec_dec.comp's poll bits (flags >> 12): `early_poll` | `early_backoff` << 4.
-    pub(super) early_poll: u32,
     /// See [`VulkanOptions::moe_rows`].
     pub(super) moe_rows: Option<u32>,
     /// See [`VulkanOptions::moe_lanes`]: [gate and up, down]; a down of 0 takes 64 invocations
@@ -760,8 +761,6 @@ impl Tuning {
                 0
             },
             early_touch: opts.early_touch.unwrap_or(8).min(8),
-            early_poll: opts.early_poll.unwrap_or(0).min(2)
-                | opts.early_backoff.unwrap_or(64).min(65535) << 4,
             moe_rows,
             moe_lanes,
             moe_wg,
