@@ -29,7 +29,9 @@
 // Buffers and push constants: as matvecq.comp (w, xq, xs, y, ncols, nrows, row_bytes, ntok,
 //   accumulate; ncols a multiple of 256) with, after y, moe_matvecq.comp's ids and scale and the
 //   slots' routing weights wts (MOE 2), and after accumulate its expert stride (in 16-byte
-//   units here), k and row0, read with MOE only (x_per_slot and has_scale are flag bits).
+//   units here), k and row0, read with MOE only (x_per_slot and has_scale are flag bits) but
+//   for early weights (MOE 0: WAIT's slot in ids, epoch in k, touch loads in expert16; a FUSE
+//   producer's slot in scale, epoch in row0).
 // Specialization constants: 0 = WG, the workgroup size (default 128; a multiple of 64, except
 //   in the MOE 2 form: LPR times its groups); 1 =
 //   LPR, lanes per group of rows (a power of two, LPB ≤ LPR ≤ WG, default 32): LPR / LPB blocks
@@ -80,12 +82,11 @@
 //   Q8_0-style chunk (quant8.glsl's mode 1) into side itself: no counter, no other workgroup's
 //   rows, y untouched. Bit 4, X32: the input's chunk scales are each chunk's own (mode 1, as
 //   GROWS writes), not its 256-block's: each 32-element chunk's integer sum takes its own d.
-//   Bit 5, WAIT (early weights: MOE 0, with FUSE, RS or GROWS but not GLU or X32, one token,
-//   ncols ≤ WAIT_COLS): the
-//   dispatch is recorded beside its input's producer, with no barrier between them. Each
-//   workgroup first loads its rows' bytes (up to min(expert16, TOUCH_LOADS) 32-byte pieces an
-//   invocation),
-//   so that they are in its cache when the products read them, then waits for the producer's
+//   Bit 5, WAIT (early weights: MOE 0, alone or with FUSE, RS or GROWS but not GLU or X32, one
+//   token, ncols ≤ WAIT_COLS, which the host checks): the dispatch is recorded beside its
+//   input's producer, with no barrier between them. Each workgroup first loads its rows' bytes
+//   (min(expert16, TOUCH_LOADS) 32-byte pieces an invocation), so that they are in its cache
+//   when the products read them, then waits for the producer's
 //   signal (sync.glsl: the slot's address in `ids`, the epoch in `k`), then copies the input
 //   row into shared memory through coherent loads (with RS the norm's partial sums too), and
 //   the products read it from there. A FUSE dispatch of MOE 0 whose `row0` is not 0 is itself

@@ -14,6 +14,11 @@
 // recorded before it (the consumers' spinning workgroups can then never keep the producer's
 // from running): the host enables it on such devices only. A consumer gives up after
 // SYNC_MAX_POLLS polls rather than hang the device (and says so, see sync_wait).
+//
+// The producers store their outputs through plain (not coherent) references and the consumers
+// read them through coherent ones after the wait: enough where a device's stores reach the
+// shared cache before the fences order them (NVIDIA's write-through L1, a CPU device); a
+// formal release/acquire pair (GL_KHR_memory_scope_semantics) would be the portable form.
 
 const uint SYNC_SLOT_WORDS = 288u; // 9 lines of 32 words
 const uint SYNC_COPIES = 8u;
@@ -48,6 +53,7 @@ bool sync_wait(Words slot, uint epoch, uint ticket, uint tid) {
         sync_seen = 0u;
         for (uint n = 0u; n < SYNC_MAX_POLLS; n++) {
             if (atomicOr(slot.v[at], 0u) == epoch) {
+                memoryBarrierBuffer(); // ordered after the epoch seen, before the barrier
                 sync_seen = 1u;
                 break;
             }

@@ -358,8 +358,9 @@ impl QuantCache {
     }
 }
 
-/// The MoE part of matvec_dec.comp's push constants (read with `MOE` = 1 or 2 only; all zero
-/// for dense weights): the slots' experts (`ids`, moe_route.comp's picks), the experts' output scales, the slots'
+/// The MoE part of matvec_dec.comp's push constants (read with `MOE` = 1 or 2; with `MOE` 0
+/// all zero but for early weights: a WAIT dispatch's slot in `ids`, epoch in `k` and touch
+/// loads in `expert16`, a FUSE producer's slot in `scale` and epoch in `row0`): the slots' experts (`ids`, moe_route.comp's picks), the experts' output scales, the slots'
 /// routing weights (the combining form, `MOE` = 2), an expert's stride in 16-byte units, picks
 /// per token, whether each slot has an input row of its own, whether the scales apply, and the
 /// first row of each expert's matrix.
@@ -1651,7 +1652,6 @@ impl VulkanBackend {
         Some((mode, self.new_tensor(1, n / 4), self.new_tensor(1, n / 8)))
     }
 
-    /// Records that `x` was just quantized (by the last command) into `q` and `s`, in `mode`.
     /// Early weights: a sync.glsl slot and a fresh epoch (never 0) for a producer about to be
     /// recorded, where early weights are on and no ablation leaves kernels out (a producer left
     /// out would keep its consumers polling).
@@ -1669,6 +1669,9 @@ impl VulkanBackend {
 
     /// Early weights: the producer just recorded signals `sync` once its quants `q` are stored.
     fn sync_recorded(&self, sync: Option<(u64, u32)>, q: u64, attention: bool) {
+        if self.tune.early_weights == 0 {
+            return;
+        }
         let ops = self.rec().ops;
         *self.signal.lock().unwrap_or_else(|e| e.into_inner()) = sync.map(|(slot, epoch)| Signal {
             q,
@@ -1684,6 +1687,9 @@ impl VulkanBackend {
     /// `consumer`: its `early_mask` bit where its producer is a norm (the out-projection's,
     /// where it is the attention, is EARLY_O).
     fn sync_for(&self, q: u64, consumer: u32) -> Option<Signal> {
+        if self.tune.early_weights == 0 {
+            return None;
+        }
         let s = (*self.signal.lock().unwrap_or_else(|e| e.into_inner()))?;
         let bit = if s.attention {
             options::EARLY_O
@@ -1706,6 +1712,7 @@ impl VulkanBackend {
         }
     }
 
+    /// Records that `x` was just quantized (by the last command) into `q` and `s`, in `mode`.
     fn quant_primed(&self, x: &VkTensor, mode: u32, q: VkTensor, s: VkTensor) {
         let (qa, sa) = (q.addr(), s.addr());
         self.quant_primed_at(x, mode, (qa, sa), (q, Some(s)), false);
@@ -1814,7 +1821,7 @@ impl VulkanBackend {
         self.quant_primed_norm(&f.h);
         let quants = f.h.norm_scale().map(|n| n.quants());
         self.sync_recorded(
-            f.sync.zip(quants).map(|(s, _)| s),
+            f.sync.filter(|_| quants.is_some()),
             quants.unwrap_or(0),
             false,
         );

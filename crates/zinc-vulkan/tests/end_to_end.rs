@@ -445,8 +445,8 @@ fn early_weights_give_the_same_logits() {
                 );
                 let (d_on, d_off) = (stages(&on) - c_on, stages(&off) - c_off);
                 assert_eq!(
-                    d_off - d_on,
-                    fewer,
+                    d_on + fewer,
+                    d_off,
                     "{what}, step {i}: {d_on} dependent stages with early weights, {d_off} without"
                 );
             }

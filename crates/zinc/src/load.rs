@@ -117,7 +117,8 @@ pub struct ModelArgs {
     /// (kernel tuning; default on).
     #[arg(long, hide = true)]
     pub vk_fuse_prep: Option<bool>,
-    /// Vulkan decode: early weights — q/k/v and o recorded beside their input's producer,
+    /// Vulkan decode: early weights — q/k/v, o, gate/up and the head recorded beside their
+    /// input's producer,
     /// loading their weights while it runs (kernel tuning; NVIDIA and CPU devices only).
     #[arg(long, hide = true)]
     pub vk_early_weights: Option<bool>,

@@ -174,8 +174,7 @@ pub struct VulkanOptions {
     /// them; their workgroups load their weights while the producer runs and wait in the
     /// shader for its signal (sync.glsl), the same bits as with the barriers. Only on devices
     /// that start a queue's dispatches in order (NVIDIA's driver and CPU devices). `None`: off
-    /// — slower on the H200 in every form measured (Qwen3-8B tg128, session 26, alternating
-    /// on one build: 313.6 / 313.9 tok/s off, 277.3 / 279.3 with every consumer waiting (147
+    /// — slower on the H200 in every form measured (Qwen3-8B tg128, alternating on one build: 313.6 / 313.9 tok/s off, 277.3 / 279.3 with every consumer waiting (147
     /// against 256 dependent stages a token), q/k/v alone 287.9 / 287.2, o alone 298.9 /
     /// 299.7, gate/up alone 282.1 / 290.3, the head alone 296.0 / 292.4, no weights touched
     /// first 295.1 / 295.6; polling by volatile loads instead of atomics 276.3 / 279.3, with a
@@ -338,8 +337,8 @@ pub(super) struct Tuning {
     pub(super) glu_rows_nr: [u32; 2],
     /// See [`VulkanOptions::fuse_prep`].
     pub(super) fuse_prep: bool,
-    /// See [`VulkanOptions::early_weights`] (false where the device does not allow it).
-    /// The consumers that wait (`early_mask`), 0 where early weights are off.
+    /// See [`VulkanOptions::early_weights`]: the consumers that wait (`early_mask`), 0 where
+    /// early weights are off or the device does not allow them.
     pub(super) early_weights: u32,
     /// See [`VulkanOptions::early_touch`].
     pub(super) early_touch: u32,
@@ -416,8 +415,9 @@ const EARLY_ALL: u32 = 15;
 
 /// Whether the device starts a queue's dispatches in order, each after every workgroup of those
 /// recorded before it has started — what early weights' spinning workgroups need so as never
-/// to keep their producer from running: NVIDIA's driver, and CPU devices (lavapipe runs a
-/// queue's dispatches one after another).
+/// to keep their producer from running (across submits too: a producer and its consumers may
+/// fall into two): NVIDIA's driver, and CPU devices (lavapipe runs a queue's dispatches one
+/// after another).
 fn in_order_dispatch(info: &DeviceInfo) -> bool {
     const NVIDIA: u32 = 0x10de;
     info.vendor_id == NVIDIA || info.kind == crate::DeviceKind::Cpu
@@ -714,6 +714,18 @@ impl Tuning {
             |(a, b)| (1..=4096).contains(&a) && (1..=4096).contains(&b),
             |(a, b)| format!("submit pieces {a}x{b} (1–4,096 commands each)"),
         )?;
+        let early_mask = checked(
+            opts.early_mask,
+            EARLY_ALL,
+            |m| m <= EARLY_ALL,
+            |m| format!("early-weights mask {m} (bits 1, 2, 4 and 8: at most 15)"),
+        )?;
+        let early_touch = checked(
+            opts.early_touch,
+            8,
+            |t| t <= 8,
+            |t| format!("early-weights touch loads {t} (0 to 8)"),
+        )?;
         let router_wg = checked(
             opts.router_wg,
             ROUTER_WG.min(pow2_workgroup(info.max_workgroup)),
@@ -756,11 +768,11 @@ impl Tuning {
             glu_rows_nr,
             fuse_prep: opts.fuse_prep.unwrap_or(true),
             early_weights: if opts.early_weights.unwrap_or(false) && in_order_dispatch(info) {
-                opts.early_mask.unwrap_or(EARLY_ALL) & EARLY_ALL
+                early_mask
             } else {
                 0
             },
-            early_touch: opts.early_touch.unwrap_or(8).min(8),
+            early_touch,
             moe_rows,
             moe_lanes,
             moe_wg,
@@ -1108,6 +1120,20 @@ mod tests {
                     ..Default::default()
                 },
                 "router workgroup 96",
+            ),
+            (
+                VulkanOptions {
+                    early_mask: Some(16),
+                    ..Default::default()
+                },
+                "mask 16",
+            ),
+            (
+                VulkanOptions {
+                    early_touch: Some(9),
+                    ..Default::default()
+                },
+                "touch loads 9",
             ),
         ];
         for (opts, names) in bad {

@@ -547,7 +547,8 @@ impl Recorder {
     }
 
     /// `dispatch` of a command that runs beside those since the last barrier, whatever they
-    /// declared (the caller knows it reads nothing they write and writes nothing they touch),
+    /// declared (the caller knows it reads nothing they write and writes nothing they touch,
+    /// or waits in the shader for their signal before it does),
     /// with a barrier owed after it to whatever follows (it declares none of its writes).
     pub(super) fn dispatch_beside(
         &mut self,
