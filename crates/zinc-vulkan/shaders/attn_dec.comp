@@ -92,8 +92,17 @@ const float NEG_BIG = -3.0e38; // the empty-slice sentinel; keeps exp() argument
 const uint SL_MAX = 1024u;
 const uint DPL = HD / LPK; // dimensions per invocation in the score pass
 const uint KPP = WG / LPK; // keys per pass
-// 5 = U, keys an invocation loads at once (2, 4 or 8; H200: 4 ahead of 2 and 8).
-layout(constant_id = 5) const uint U = 4;
+// 5 = UX: bits 0–3 U, keys an invocation loads at once (2, 4 or 8; H200: 4 ahead of 2 and 8);
+// bit 4 PRE (one slice, `direct`): the first pass's keys and values loaded at the start, before
+// the prep's barriers, and (with PREP_ON) the raw key and value loaded whatever the slice and
+// the norms' weights taken through registers, so that the first barrier waits for one trip to
+// memory, not two; bits 8–15 ABL, timing only (the results are wrong): parts of the work left
+// out to see what each costs — 1 the q/k norms, 2 RoPE, 4 the scores (keys unread), 8 the
+// values (unread), 16 the output's quantization.
+layout(constant_id = 5) const uint UX = 4;
+const uint U = UX & 15u;
+const bool PRE = (UX & 16u) != 0u;
+const uint ABL = (UX >> 8) & 255u;
 
 shared float qs[G * HD];
 shared float ps[G * SL_MAX];
@@ -133,15 +142,25 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
     uint qbase = (t * pc.n_head + h0) * HD;
     uint kbase = t * kv_dim + kvh * HD;
     uint dst = (p * kv_dim + kvh * HD) / 2u; // the position's half pairs in the caches
-    // Every load first: the raw queries, the norms' weights, the raw key and value.
+    // Every load first: the raw queries, the norms' weights, the raw key and value. (PRE: the
+    // weights, whose addresses are themselves loaded, into registers, stored to shared memory
+    // after the first barrier; the raw key and value whatever the slice.)
     for (uint i = tid; i < G * HD; i += WG) {
         qs[i] = pc.q.v[qbase + i];
     }
-    for (uint i = tid; i < HD; i += WG) {
-        nws[i] = qnorm ? qw.v[i] : 1.0;
-        nws[HD + i] = knorm ? kw.v[i] : 1.0;
+    const uint NWR = (HD + WG - 1u) / WG; // weights an invocation holds (PRE)
+    float wq[4], wk[4];
+    for (uint k = 0u; k < NWR; k++) {
+        uint i = tid + k * WG;
+        bool in_hd = i < HD;
+        wq[k] = qnorm && in_hd ? qw.v[i] : 1.0;
+        wk[k] = knorm && in_hd ? kw.v[i] : 1.0;
+        if (!PRE && in_hd) {
+            nws[i] = wq[k];
+            nws[HD + i] = wk[k];
+        }
     }
-    if (has_new) { // uniform over the workgroup
+    if (has_new || PRE) { // uniform over the workgroup
         for (uint i = tid; i < HD; i += WG) {
             kf[i] = kraw.v[kbase + i];
         }
@@ -163,7 +182,7 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
     uint lane = gl_SubgroupInvocationID;
     for (uint hh = sg; hh < heads; hh += nsg) { // uniform over the subgroup
         bool is_k = hh == G;
-        if (is_k ? knorm : qnorm) {
+        if ((is_k ? knorm : qnorm) && (ABL & 1u) == 0u) {
             precise float hi = 0.0;
             precise float lo = 0.0;
             for (uint j = lane; j < HD; j += sgs) {
@@ -177,8 +196,17 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
             }
         }
     }
+    if (PRE) {
+        for (uint k = 0u; k < NWR; k++) {
+            uint i = tid + k * WG;
+            if (i < HD) {
+                nws[i] = wq[k];
+                nws[HD + i] = wk[k];
+            }
+        }
+    }
     barrier();
-    for (uint i = tid; i < heads * HD; i += WG) {
+    for (uint i = tid; i < heads * HD && (ABL & 1u) == 0u; i += WG) {
         uint hh = i / HD;
         uint j = i % HD;
         if (hh == G) {
@@ -191,7 +219,7 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
     }
     barrier();
     // RoPE, an invocation a pair (an odd n_rot's last dimension stays as it is).
-    uint half_rot = n_rot / 2u;
+    uint half_rot = (ABL & 2u) == 0u ? n_rot / 2u : 0u;
     for (uint i = tid; i < heads * half_rot; i += WG) {
         uint hh = i / half_rot;
         uint pi = i % half_rot;
@@ -244,7 +272,7 @@ void write_output(uint t, uint h0, uint tid) {
                 pc.o.v[ooff + e + k] = v[k];
             }
         }
-        if (pc.mode != 0u) {
+        if (pc.mode != 0u && (ABL & 16u) == 0u) {
             quant_word(tid, v, ooff + e, live, pc.mode, pc.qout, pc.sout); // uniform branch
         }
     }
@@ -265,6 +293,22 @@ void main() {
     uint lo = (pc.window > 0u && p + 1u > pc.window) ? p + 1u - pc.window : 0u;
     uint begin = lo + sp * pc.split_len;
     uint end = min(p + 1u, lo + (sp + 1u) * pc.split_len); // keys [begin, end)
+    // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
+    // are in flight together. (PRE: the first pass's, and the values of the same keys, now.)
+    Quads k4 = Quads(pc.kc);
+    Quads v4 = Quads(pc.vc);
+    uint part_lane = tid % LPK;
+    uint slot = tid / LPK;
+    uvec4 kpre[U], vpre[U];
+    if (PRE) {
+        [[unroll]] for (uint u = 0u; u < U; u++) {
+            uint j = begin + slot + u * KPP;
+            uint at = (j * kv_dim + kvh * HD + part_lane * DPL) / 8u;
+            bool in_slice = j < end;
+            kpre[u] = in_slice && (ABL & 4u) == 0u ? k4.v[at] : uvec4(0u);
+            vpre[u] = in_slice && (ABL & 8u) == 0u ? v4.v[at] : uvec4(0u);
+        }
+    }
 #ifdef PREP_ON
     // The slice index of the row's own key, where this slice holds it (else past the slice).
     bool has_new = begin <= p && p < end;
@@ -277,12 +321,7 @@ void main() {
     barrier();
 #endif
 
-    // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
-    // are in flight together.
-    Quads k4 = Quads(pc.kc);
-    uint part_lane = tid % LPK;
-    uint slot = tid / LPK;
-    for (uint j0 = begin; j0 < end; j0 += KPP * U) {
+    for (uint j0 = begin; j0 < end && (ABL & 4u) == 0u; j0 += KPP * U) {
         float s[U][8];
         [[unroll]] for (uint u = 0u; u < U; u++) {
             [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
@@ -296,10 +335,15 @@ void main() {
             uvec4 kn4 = uvec4(kn[e0], kn[e0 + 1u], kn[e0 + 2u], kn[e0 + 3u]);
 #endif
             uvec4 w[U];
+            bool pre = PRE && j0 == begin && c == 0u; // uniform
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint j = j0 + slot + u * KPP;
                 // Dimensions d0 .. d0 + 7 of key j: one vector of 8 halves.
-                w[u] = j < end ? k4.v[(j * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+                if (pre) {
+                    w[u] = kpre[u];
+                } else {
+                    w[u] = j < end ? k4.v[(j * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+                }
 #ifdef PREP_ON
                 // The row's own key from shared memory (its place in the cache may not be
                 // written yet: the load above is issued with the others, its value unused).
@@ -369,7 +413,6 @@ void main() {
     // Values, as the keys: invocation (slot, part_lane) sums its keys' 8-dimension vectors for
     // every head, U keys' loads at a time; then the slots are summed, first across a subgroup
     // (shuffles), then across subgroups in order (red), and the sums stored.
-    Quads v4 = Quads(pc.vc);
     uint sg_slots = max(gl_SubgroupSize / LPK, 1u); // slots of one subgroup
     bool sg_first = (lane / LPK) == 0u;
     for (uint c = 0u; c < DPL / 8u; c++) {
@@ -384,11 +427,17 @@ void main() {
                 acc[gi][e] = 0.0;
             }
         }
-        for (uint i0 = slot; i0 < n; i0 += KPP * U) {
+        for (uint i0 = slot; i0 < n && (ABL & 8u) == 0u; i0 += KPP * U) {
             uvec4 w[U];
+            bool pre = PRE && i0 == slot && c == 0u; // uniform
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
-                w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+                if (pre) {
+                    w[u] = vpre[u];
+                } else {
+                    w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u]
+                                 : uvec4(0u);
+                }
 #ifdef PREP_ON
                 w[u] = i == inew ? vn4 : w[u];
 #endif

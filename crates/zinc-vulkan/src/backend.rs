@@ -2777,7 +2777,10 @@ impl VulkanBackend {
             lpk as u32,
             merge as u32,
             wg,
-            self.tune.attn_ahead,
+            // U, PRE (one slice) and the ablation bits (attn_dec.comp's UX).
+            self.tune.attn_ahead
+                | u32::from(direct && self.tune.attn_preload) << 4
+                | self.tune.attn_ablate << 8,
         ];
         let (shader, label) = match prep {
             Some(_) => ("attn_dec_prep", "attn_prep"),

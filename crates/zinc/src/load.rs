@@ -81,6 +81,14 @@ pub struct ModelArgs {
     /// Vulkan decode attention: keys each invocation loads at once, 2, 4 or 8 (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_attn_ahead: Option<u32>,
+    /// Vulkan decode attention over one slice: the first keys and values loaded before the
+    /// q/k prep (kernel comparisons; default on).
+    #[arg(long, hide = true)]
+    pub vk_attn_preload: Option<bool>,
+    /// Vulkan decode attention, timing only (wrong results): parts left out, bits 1 q/k norms,
+    /// 2 RoPE, 4 scores, 8 values, 16 the output's quantization.
+    #[arg(long, hide = true, default_value_t = 0)]
+    pub vk_attn_ablate: u32,
     /// Vulkan decode attention: query heads a workgroup over split keys, 1, 2, 4 or 8 (kernel
     /// tuning; default 1).
     #[arg(long, hide = true)]
@@ -340,6 +348,8 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_slices: None,
         vk_attn_wg: None,
         vk_attn_ahead: None,
+        vk_attn_preload: None,
+        vk_attn_ablate: 0,
         vk_attn_heads: a.vk_attn_heads,
         vk_attn_direct: a.vk_attn_direct,
         vk_norm_wg: None,
@@ -435,6 +445,8 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_slices: args.vk_attn_slices,
         attn_wg: args.vk_attn_wg,
         attn_ahead: args.vk_attn_ahead,
+        attn_preload: args.vk_attn_preload,
+        attn_ablate: args.vk_attn_ablate,
         attn_heads: args.vk_attn_heads,
         attn_direct: args.vk_attn_direct,
         decode_norm_wg: args.vk_norm_wg,

@@ -58,6 +58,14 @@ pub struct VulkanOptions {
     /// Decode attention: keys each invocation loads before it multiplies (2, 4 or 8), kernel
     /// tuning. `None`: 4.
     pub attn_ahead: Option<u32>,
+    /// Decode attention over one slice: the first pass's keys and values loaded before the
+    /// q/k prep's barriers, and the prep's loads one trip to memory deep (attn_dec.comp's
+    /// PRE), kernel comparisons. `None`: on.
+    pub attn_preload: Option<bool>,
+    /// Decode attention, timing only (the results are wrong): parts of attn_dec.comp's work
+    /// left out, bits: 1 the q/k norms, 2 RoPE, 4 the scores, 8 the values, 16 the output's
+    /// quantization (what a run gains without a part is what it costs). 0: none.
+    pub attn_ablate: u32,
     /// Decode attention: query heads a workgroup where the keys are split into slices (1, 2,
     /// 4 or 8; a larger value than a model's heads per KV head takes all of them), kernel
     /// tuning. `None`: 1 — a slice's keys are read by each of its KV head's query heads, from
@@ -372,6 +380,10 @@ pub(super) struct Tuning {
     pub(super) attn_wg: Option<u32>,
     /// See [`VulkanOptions::attn_ahead`].
     pub(super) attn_ahead: u32,
+    /// See [`VulkanOptions::attn_preload`].
+    pub(super) attn_preload: bool,
+    /// See [`VulkanOptions::attn_ablate`].
+    pub(super) attn_ablate: u32,
     /// See [`VulkanOptions::attn_slices`].
     pub(super) attn_slices: usize,
     /// See [`VulkanOptions::attn_heads`].
@@ -660,6 +672,12 @@ impl Tuning {
             |u| matches!(u, 2 | 4 | 8),
             |u| format!("decode attention keys ahead {u} (2, 4 or 8)"),
         )?;
+        if opts.attn_ablate > 31 {
+            return Err(VulkanError::BadOption(format!(
+                "decode attention ablation {} (bits 1, 2, 4, 8 and 16)",
+                opts.attn_ablate
+            )));
+        }
         // Given: checked; `None`: chosen per dispatch (`attn_dec_plan`).
         let attn_wg = match opts.attn_wg {
             Some(w) if !(matches!(w, 128 | 256) && w <= info.max_workgroup) => {
@@ -787,6 +805,8 @@ impl Tuning {
             attn_merge: opts.attn_merge.unwrap_or(false),
             attn_wg,
             attn_ahead,
+            attn_preload: opts.attn_preload.unwrap_or(true),
+            attn_ablate: opts.attn_ablate,
             attn_slices,
             attn_heads,
             attn_direct,
