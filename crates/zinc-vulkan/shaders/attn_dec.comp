@@ -40,7 +40,9 @@
 // keys, bit 2: scale the queries after RoPE, as elementwise.comp's scale does), 10 that scale
 // (f32 bits) — qk_prep.comp's push constants of the same names, and Gemma 3's pre-scale; with
 // one slice (`direct`), 11 an epoch and 12–13 a sync.glsl slot's address (0: none) that the
-// dispatch's last workgroup signals once every output is stored (early weights).
+// dispatch's last workgroup signals once every output is stored (early weights); with flags
+// bit 3, from word 14 RoPE's cos and sin of each pair i < n_rot / 2 at the row's position, as
+// the host computed them (the CPU backend's values: no angle stepped, no sin or cos here).
 
 #include "common.glsl"
 
@@ -117,6 +119,7 @@ shared float nws[2u * HD]; // PREP: the query norm's weights, then the key norm'
 shared uint kn[HD / 2u]; // PREP: the new key as the cache stores it (f16 pairs)
 shared uint vn[HD / 2u]; // PREP: the new value likewise
 shared float hsc[9];     // PREP: each head's norm scale (the G queries, then the key)
+shared vec2 rcs[HD / 2u]; // PREP with the host's table: each pair's cos and sin
 
 // PREP: the queries of row t's G heads h0 .. into qs, normed (the scale a double-float sum of
 // squares, as rms.glsl's; then (x · scale) · w) and rotated (rope.glsl), as qk_prep.comp makes
@@ -137,6 +140,7 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
     bool qnorm = (prm.v[9] & 1u) != 0u;
     bool knorm = (prm.v[9] & 2u) != 0u;
     bool qscale = (prm.v[9] & 4u) != 0u;
+    bool table = (prm.v[9] & 8u) != 0u;
     float qs_scale = uintBitsToFloat(prm.v[10]);
     uint kv_dim = pc.n_head_kv * HD;
     uint qbase = (t * pc.n_head + h0) * HD;
@@ -158,6 +162,11 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
         if (!PRE && in_hd) {
             nws[i] = wq[k];
             nws[HD + i] = wk[k];
+        }
+    }
+    if (table) { // uniform
+        for (uint i = tid; i < n_rot / 2u; i += WG) {
+            rcs[i] = uintBitsToFloat(uvec2(prm.v[14u + 2u * i], prm.v[15u + 2u * i]));
         }
     }
     if (has_new || PRE) { // uniform over the workgroup
@@ -225,13 +234,20 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
         uint pi = i % half_rot;
         uint a = hh * HD + (neox ? pi : 2u * pi);
         uint b = hh * HD + (neox ? pi + half_rot : 2u * pi + 1u);
+        vec2 x = hh == G ? vec2(kf[a - G * HD], kf[b - G * HD]) : vec2(qs[a], qs[b]);
+        vec2 r;
+        if (table) {
+            vec2 cs = rcs[pi];
+            precise float y0 = x.x * cs.x - x.y * cs.y;
+            precise float y1 = x.x * cs.y + x.y * cs.x;
+            r = vec2(y0, y1);
+        } else {
+            r = rope_pair(x, p, pi, n_rot, freq_base, freq_scale);
+        }
         if (hh == G) {
-            vec2 r = rope_pair(vec2(kf[a - G * HD], kf[b - G * HD]), p, pi, n_rot, freq_base,
-                               freq_scale);
             kf[a - G * HD] = r.x;
             kf[b - G * HD] = r.y;
         } else {
-            vec2 r = rope_pair(vec2(qs[a], qs[b]), p, pi, n_rot, freq_base, freq_scale);
             qs[a] = r.x;
             qs[b] = r.y;
         }

@@ -2684,10 +2684,15 @@ impl VulkanBackend {
                 self.settle(r.v);
                 let qw = r.norms.0.map_or(0, |w| w.buf.address);
                 let kw = r.norms.1.map_or(0, |w| w.buf.address);
+                // RoPE's cos and sin for the row's position from the host (a decode step of
+                // one row), computed as the CPU backend computes them.
+                let table = (self.tune.attn_rope_table && positions.len() == 1)
+                    .then(|| rope_table(positions[0], &r.rope, p.head_dim));
                 let flags = r.norms.0.is_some() as u32
                     | (r.norms.1.is_some() as u32) << 1
-                    | (r.q_scale.is_some() as u32) << 2;
-                let words = vec![
+                    | (r.q_scale.is_some() as u32) << 2
+                    | (table.is_some() as u32) << 3;
+                let mut words = vec![
                     qw as u32,
                     (qw >> 32) as u32,
                     kw as u32,
@@ -2700,6 +2705,8 @@ impl VulkanBackend {
                     flags,
                     r.q_scale.unwrap_or(1.0).to_bits(),
                 ];
+                // Words 11–13 (early weights) are added below; the table follows them.
+                words.extend(table.map(|t| [0; 3].into_iter().chain(t)).into_iter().flatten());
                 (r.k.addr(), r.v.addr(), words)
             }
             None => (0, 0, Vec::new()),
@@ -2744,7 +2751,12 @@ impl VulkanBackend {
             Some(_) => {
                 let mut words = prm.2;
                 let (slot, epoch) = sync.unwrap_or((0, 0));
-                words.extend([epoch, slot as u32, (slot >> 32) as u32]);
+                let sync_words = [epoch, slot as u32, (slot >> 32) as u32];
+                if words.len() > 11 {
+                    words[11..14].copy_from_slice(&sync_words);
+                } else {
+                    words.extend(sync_words);
+                }
                 (prm.0, prm.1, self.upload(&u32s(&words)))
             }
             None => (0, 0, 0),
@@ -3606,4 +3618,20 @@ mod tests {
             assert_eq!(c.grid_us, [(256, None)], "{c:?}");
         }
     }
+}
+
+/// RoPE's (cos, sin) of each pair i < n_rot / 2 at `pos`, as f32 bits in pairs: the CPU
+/// backend's arithmetic (the angle stepped in f32 as ggml does, then `cos` and `sin`), for
+/// attn_dec.comp's table.
+fn rope_table(pos: u32, p: &RopeParams, head_dim: usize) -> Vec<u32> {
+    let n_rot = p.n_rot.min(head_dim);
+    let theta_scale = p.freq_base.powf(-2.0 / n_rot as f32);
+    let mut theta = pos as f32;
+    let mut out = Vec::with_capacity(n_rot);
+    for _ in 0..n_rot / 2 {
+        let t = p.freq_scale * theta;
+        out.extend([t.cos().to_bits(), t.sin().to_bits()]);
+        theta *= theta_scale;
+    }
+    out
 }

@@ -62,6 +62,12 @@ pub struct VulkanOptions {
     /// q/k prep's barriers, and the prep's loads one trip to memory deep (attn_dec.comp's
     /// PRE), kernel comparisons. `None`: on.
     pub attn_preload: Option<bool>,
+    /// Decode attention of one row preparing its own inputs: RoPE's cos and sin from the host
+    /// (the CPU backend's values), not stepped and computed by every workgroup, kernel
+    /// comparisons. `None`: off (the separate path's RoPE computes its own angles, and at
+    /// large positions lavapipe's sin and cos differ from the host's by more than the fused
+    /// form's conformance bound).
+    pub attn_rope_table: Option<bool>,
     /// Decode attention, timing only (the results are wrong): parts of attn_dec.comp's work
     /// left out, bits: 1 the q/k norms, 2 RoPE, 4 the scores, 8 the values, 16 the output's
     /// quantization (what a run gains without a part is what it costs). 0: none.
@@ -384,6 +390,8 @@ pub(super) struct Tuning {
     pub(super) attn_preload: bool,
     /// See [`VulkanOptions::attn_ablate`].
     pub(super) attn_ablate: u32,
+    /// See [`VulkanOptions::attn_rope_table`].
+    pub(super) attn_rope_table: bool,
     /// See [`VulkanOptions::attn_slices`].
     pub(super) attn_slices: usize,
     /// See [`VulkanOptions::attn_heads`].
@@ -807,6 +815,7 @@ impl Tuning {
             attn_ahead,
             attn_preload: opts.attn_preload.unwrap_or(true),
             attn_ablate: opts.attn_ablate,
+            attn_rope_table: opts.attn_rope_table.unwrap_or(false),
             attn_slices,
             attn_heads,
             attn_direct,
