@@ -2706,7 +2706,12 @@ impl VulkanBackend {
                     r.q_scale.unwrap_or(1.0).to_bits(),
                 ];
                 // Words 11–13 (early weights) are added below; the table follows them.
-                words.extend(table.map(|t| [0; 3].into_iter().chain(t)).into_iter().flatten());
+                words.extend(
+                    table
+                        .map(|t| [0; 3].into_iter().chain(t))
+                        .into_iter()
+                        .flatten(),
+                );
                 (r.k.addr(), r.v.addr(), words)
             }
             None => (0, 0, Vec::new()),
@@ -3476,6 +3481,50 @@ impl Backend for VulkanBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The host's RoPE table holds the cos and sin the CPU backend rotates by: its rope turns
+    /// each pair (1, 0) into (cos, sin), at positions small and large, both pair layouts, a
+    /// partial rotation (n_rot below the head) and a scaled frequency.
+    #[test]
+    fn the_rope_table_is_the_cpu_backends_angles() {
+        let cpu = zinc_backend::cpu::CpuBackend::new();
+        for (style, head_dim, n_rot, pos, freq_scale) in [
+            (RopeStyle::Neox, 128usize, 128usize, 7u32, 1.0f32),
+            (RopeStyle::Neox, 64, 64, 3000, 1.0),
+            (RopeStyle::Norm, 64, 32, 41, 0.25),
+            (RopeStyle::Neox, 256, 256, 123_456, 1.0),
+        ] {
+            let p = RopeParams {
+                style,
+                n_rot,
+                freq_base: 1_000_000.0,
+                freq_scale,
+            };
+            let half = n_rot / 2;
+            let pair = |i: usize| match style {
+                RopeStyle::Norm => (2 * i, 2 * i + 1),
+                RopeStyle::Neox => (i, i + half),
+            };
+            let mut x = vec![0.0f32; head_dim];
+            for i in 0..half {
+                x[pair(i).0] = 1.0;
+            }
+            let mut t = cpu.tensor_from(&x, 1, head_dim);
+            cpu.rope(&mut t, head_dim, &[pos], &p);
+            let got = cpu.read(&t);
+            let table = rope_table(pos, &p, head_dim);
+            assert_eq!(table.len(), n_rot);
+            for i in 0..half {
+                let (a, b) = pair(i);
+                let want = [got[a].to_bits(), got[b].to_bits()];
+                assert_eq!(
+                    table[2 * i..2 * i + 2],
+                    want,
+                    "{style:?} pos {pos} pair {i}"
+                );
+            }
+        }
+    }
 
     /// Q6_K's device layout (rows across threads): each row's blocks in groups of eight, the
     /// group's eight `d` first in one 16-byte vector, then each block's 208 other bytes in

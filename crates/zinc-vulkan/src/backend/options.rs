@@ -1054,6 +1054,13 @@ mod tests {
             ),
             (
                 VulkanOptions {
+                    attn_ablate: 32,
+                    ..Default::default()
+                },
+                "attention ablation 32",
+            ),
+            (
+                VulkanOptions {
                     attn_direct: Some(1025),
                     ..Default::default()
                 },
