@@ -629,6 +629,18 @@ pub fn run<B: Backend>(
         }
         // Angles near 3000 rad carry f32 rounding of ~2e-4 rad in any f32 implementation.
         out.push(judge(case.clone(), &y, &r, |_| 1e-3));
+        // A decode step's one row (a backend may take its angles from a table made for it):
+        // the last row alone.
+        let last = &x[(rows - 1) * cols..];
+        let mut one = b.tensor_from(last, 1, cols);
+        b.rope(&mut one, head_dim, &pos[rows - 1..], &p);
+        let r_last = &r[(rows - 1) * cols..];
+        out.push(judge(
+            format!("{case} one row"),
+            &b.read(&one),
+            r_last,
+            |_| 1e-3,
+        ));
         // Queries and keys (two heads fewer) together: exactly what rope gives each alone.
         let kcols = cols - 2 * head_dim;
         let kx = randn(&mut rng, rows * kcols);

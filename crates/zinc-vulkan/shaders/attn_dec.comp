@@ -95,15 +95,12 @@ const uint SL_MAX = 1024u;
 const uint DPL = HD / LPK; // dimensions per invocation in the score pass
 const uint KPP = WG / LPK; // keys per pass
 // 5 = UX: bits 0–3 U, keys an invocation loads at once (2, 4 or 8; H200: 4 ahead of 2 and 8);
-// bit 4 PRE (one slice, `direct`): the first pass's keys and values loaded at the start, before
-// the prep's barriers, and (with PREP_ON) the raw key and value loaded whatever the slice and
-// the norms' weights taken through registers, so that the first barrier waits for one trip to
-// memory, not two; bits 8–15 ABL, timing only (the results are wrong): parts of the work left
-// out to see what each costs — 1 the q/k norms, 2 RoPE, 4 the scores (keys unread), 8 the
-// values (unread), 16 the output's quantization.
+// bits 8–15 ABL, timing only (the results are wrong): parts of the work left out to see what
+// each costs — 1 the q/k norms, 2 RoPE, 4 the scores (keys unread), 8 the values (unread), 16
+// the output's quantization. (A bit 4 that loaded one slice's first keys and values before
+// the prep's barriers measured slower: H100, session 27.)
 layout(constant_id = 5) const uint UX = 4;
 const uint U = UX & 15u;
-const bool PRE = (UX & 16u) != 0u;
 const uint ABL = (UX >> 8) & 255u;
 
 shared float qs[G * HD];
@@ -146,30 +143,21 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
     uint qbase = (t * pc.n_head + h0) * HD;
     uint kbase = t * kv_dim + kvh * HD;
     uint dst = (p * kv_dim + kvh * HD) / 2u; // the position's half pairs in the caches
-    // Every load first: the raw queries, the norms' weights, the raw key and value. (PRE: the
-    // weights, whose addresses are themselves loaded, into registers, stored to shared memory
-    // after the first barrier; the raw key and value whatever the slice.)
+    // Every load first: the raw queries, the norms' weights, RoPE's table, the raw key and
+    // value.
     for (uint i = tid; i < G * HD; i += WG) {
         qs[i] = pc.q.v[qbase + i];
     }
-    const uint NWR = (HD + WG - 1u) / WG; // weights an invocation holds (PRE)
-    float wq[4], wk[4];
-    for (uint k = 0u; k < NWR; k++) {
-        uint i = tid + k * WG;
-        bool in_hd = i < HD;
-        wq[k] = qnorm && in_hd ? qw.v[i] : 1.0;
-        wk[k] = knorm && in_hd ? kw.v[i] : 1.0;
-        if (!PRE && in_hd) {
-            nws[i] = wq[k];
-            nws[HD + i] = wk[k];
-        }
+    for (uint i = tid; i < HD; i += WG) {
+        nws[i] = qnorm ? qw.v[i] : 1.0;
+        nws[HD + i] = knorm ? kw.v[i] : 1.0;
     }
     if (table) { // uniform
         for (uint i = tid; i < n_rot / 2u; i += WG) {
             rcs[i] = uintBitsToFloat(uvec2(prm.v[14u + 2u * i], prm.v[15u + 2u * i]));
         }
     }
-    if (has_new || PRE) { // uniform over the workgroup
+    if (has_new) { // uniform over the workgroup
         for (uint i = tid; i < HD; i += WG) {
             kf[i] = kraw.v[kbase + i];
         }
@@ -202,15 +190,6 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
             }
             if (lane == 0u) {
                 hsc[hh] = mean_scale(hi, lo, HD, eps);
-            }
-        }
-    }
-    if (PRE) {
-        for (uint k = 0u; k < NWR; k++) {
-            uint i = tid + k * WG;
-            if (i < HD) {
-                nws[i] = wq[k];
-                nws[HD + i] = wk[k];
             }
         }
     }
@@ -309,22 +288,6 @@ void main() {
     uint lo = (pc.window > 0u && p + 1u > pc.window) ? p + 1u - pc.window : 0u;
     uint begin = lo + sp * pc.split_len;
     uint end = min(p + 1u, lo + (sp + 1u) * pc.split_len); // keys [begin, end)
-    // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
-    // are in flight together. (PRE: the first pass's, and the values of the same keys, now.)
-    Quads k4 = Quads(pc.kc);
-    Quads v4 = Quads(pc.vc);
-    uint part_lane = tid % LPK;
-    uint slot = tid / LPK;
-    uvec4 kpre[U], vpre[U];
-    if (PRE) {
-        [[unroll]] for (uint u = 0u; u < U; u++) {
-            uint j = begin + slot + u * KPP;
-            uint at = (j * kv_dim + kvh * HD + part_lane * DPL) / 8u;
-            bool in_slice = j < end;
-            kpre[u] = in_slice && (ABL & 4u) == 0u ? k4.v[at] : uvec4(0u);
-            vpre[u] = in_slice && (ABL & 8u) == 0u ? v4.v[at] : uvec4(0u);
-        }
-    }
 #ifdef PREP_ON
     // The slice index of the row's own key, where this slice holds it (else past the slice).
     bool has_new = begin <= p && p < end;
@@ -337,6 +300,11 @@ void main() {
     barrier();
 #endif
 
+    // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
+    // are in flight together.
+    Quads k4 = Quads(pc.kc);
+    uint part_lane = tid % LPK;
+    uint slot = tid / LPK;
     for (uint j0 = begin; j0 < end && (ABL & 4u) == 0u; j0 += KPP * U) {
         float s[U][8];
         [[unroll]] for (uint u = 0u; u < U; u++) {
@@ -351,15 +319,10 @@ void main() {
             uvec4 kn4 = uvec4(kn[e0], kn[e0 + 1u], kn[e0 + 2u], kn[e0 + 3u]);
 #endif
             uvec4 w[U];
-            bool pre = PRE && j0 == begin && c == 0u; // uniform
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint j = j0 + slot + u * KPP;
                 // Dimensions d0 .. d0 + 7 of key j: one vector of 8 halves.
-                if (pre) {
-                    w[u] = kpre[u];
-                } else {
-                    w[u] = j < end ? k4.v[(j * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
-                }
+                w[u] = j < end ? k4.v[(j * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
 #ifdef PREP_ON
                 // The row's own key from shared memory (its place in the cache may not be
                 // written yet: the load above is issued with the others, its value unused).
@@ -429,6 +392,7 @@ void main() {
     // Values, as the keys: invocation (slot, part_lane) sums its keys' 8-dimension vectors for
     // every head, U keys' loads at a time; then the slots are summed, first across a subgroup
     // (shuffles), then across subgroups in order (red), and the sums stored.
+    Quads v4 = Quads(pc.vc);
     uint sg_slots = max(gl_SubgroupSize / LPK, 1u); // slots of one subgroup
     bool sg_first = (lane / LPK) == 0u;
     for (uint c = 0u; c < DPL / 8u; c++) {
@@ -445,15 +409,9 @@ void main() {
         }
         for (uint i0 = slot; i0 < n && (ABL & 8u) == 0u; i0 += KPP * U) {
             uvec4 w[U];
-            bool pre = PRE && i0 == slot && c == 0u; // uniform
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
-                if (pre) {
-                    w[u] = vpre[u];
-                } else {
-                    w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u]
-                                 : uvec4(0u);
-                }
+                w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
 #ifdef PREP_ON
                 w[u] = i == inew ? vn4 : w[u];
 #endif

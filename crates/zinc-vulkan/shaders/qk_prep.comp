@@ -17,7 +17,10 @@
 // Push constants (std430, in order): Floats q; Floats k; Floats v; Floats qw; Floats kw;
 //   Words kc; Words vc; Words pos; uint nq; uint nk; uint head_dim (even, ≤ 512);
 //   uint n_rot (≤ head_dim); uint neox; float freq_base; float freq_scale; float eps;
-//   uint nrows; uint flags (bit 0: norm the queries, bit 1: the keys).
+//   uint nrows; uint flags (bit 0: norm the queries, bit 1: the keys, bit 2: RoPE's cos and sin
+//   from `cs`); Floats cs: with flags bit 2 (one row), the cos and sin of each pair
+//   i < n_rot / 2 at the row's position as the host computed them (the CPU backend's values,
+//   the same table attn_dec_prep takes), in place of rope.glsl's angles.
 // Specialization constants: 0 = WG (rms_norm.comp's workgroup for the same group and rows, so
 //   the norms agree to the bit: the decode norm workgroup for decode steps); 1 = SG as in rms_norm.comp.
 // Dispatch: nrows · (nq + 2·nk) workgroups, z-folded; workgroup (row, h) with h < nq a query
@@ -48,6 +51,7 @@ layout(push_constant, std430) uniform PC {
     float eps;
     uint nrows;
     uint flags;
+    Floats cs;
 } pc;
 
 #include "rms.glsl"
@@ -90,6 +94,16 @@ void main() {
         xs[i] = j < hd ? t.v[base + j] : 0.0;
         ws[i] = j < hd && norm ? nw.v[j] : 1.0;
     }
+    // With the host's table, the cos and sin of this invocation's pairs, loaded with the rest.
+    uint half_rot = pc.n_rot / 2u;
+    bool table = (pc.flags & 4u) != 0u;
+    vec2 csr[8];
+    [[unroll]] for (uint i = 0u; i < 8u; i++) {
+        uint j = tid + i * WG;
+        uint pi = pc.neox != 0u ? j % max(half_rot, 1u) : j / 2u;
+        csr[i] = table && j < 2u * half_rot ? vec2(pc.cs.v[2u * pi], pc.cs.v[2u * pi + 1u])
+                                            : vec2(1.0, 0.0);
+    }
     float scale = 1.0;
     if (norm) {
         scale = rms_scale(t, base, hd, pc.eps); // uniform over the workgroup
@@ -101,7 +115,6 @@ void main() {
         }
     }
     barrier();
-    uint half_rot = pc.n_rot / 2u;
     if (SG == 1u && gl_SubgroupSize >= 2u) {
         // Each invocation rotates its own values (both of a pair compute the pair's rotation, the
         // same bits) and stores them; a key's f16 pair meets by a shuffle (values j and j ^ 1 are
@@ -117,8 +130,15 @@ void main() {
                     uint pi = pc.neox != 0u ? j % half_rot : j / 2u;
                     uint a = pc.neox != 0u ? pi : 2u * pi;
                     uint b = pc.neox != 0u ? pi + half_rot : 2u * pi + 1u;
-                    vec2 r = rope_pair(vec2(hv[a], hv[b]), p, pi, pc.n_rot, pc.freq_base,
-                                       pc.freq_scale);
+                    vec2 x = vec2(hv[a], hv[b]);
+                    vec2 r;
+                    if (table) {
+                        precise float y0 = x.x * csr[i].x - x.y * csr[i].y;
+                        precise float y1 = x.x * csr[i].y + x.y * csr[i].x;
+                        r = vec2(y0, y1);
+                    } else {
+                        r = rope_pair(x, p, pi, pc.n_rot, pc.freq_base, pc.freq_scale);
+                    }
                     y = j == a ? r.x : r.y;
                 }
                 t.v[base + j] = y;
@@ -133,7 +153,16 @@ void main() {
     for (uint i = tid; i < half_rot; i += WG) {
         uint a = pc.neox != 0u ? i : 2u * i;
         uint b = pc.neox != 0u ? i + half_rot : 2u * i + 1u;
-        vec2 y = rope_pair(vec2(hv[a], hv[b]), p, i, pc.n_rot, pc.freq_base, pc.freq_scale);
+        vec2 y;
+        if (table) {
+            vec2 x = vec2(hv[a], hv[b]);
+            vec2 c = vec2(pc.cs.v[2u * i], pc.cs.v[2u * i + 1u]);
+            precise float y0 = x.x * c.x - x.y * c.y;
+            precise float y1 = x.x * c.y + x.y * c.x;
+            y = vec2(y0, y1);
+        } else {
+            y = rope_pair(vec2(hv[a], hv[b]), p, i, pc.n_rot, pc.freq_base, pc.freq_scale);
+        }
         hv[a] = y.x;
         hv[b] = y.y;
     }

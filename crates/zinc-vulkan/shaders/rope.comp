@@ -1,4 +1,5 @@
 #version 450
+#extension GL_EXT_buffer_reference_uvec2 : require
 // rope.comp — rotary position embedding in place, on one tensor or two (queries and keys).
 //
 // Buffers (device addresses in the push constants):
@@ -6,7 +7,10 @@
 //                  heads of head_dim values; rotated in place
 //   y   : Floats — a second such tensor of nrows × ycols (0: none), rotated the same way
 //   pos : Words  — nrows positions (u32), one per row (shared by x and y)
-// Push constants (std430, in order): Floats x; Floats y; Words pos; uint ncols; uint ycols;
+//   cs  : Floats — 0, or for one row the cos and sin of each pair i < n_rot/2 at its position as
+//                  the host computed them (the CPU backend's values; qk_prep.comp and
+//                  attn_dec_prep take the same table), used in place of the angles below
+// Push constants (std430, in order): Floats x; Floats y; Words pos; Floats cs; uint ncols; uint ycols;
 //   uint head_dim; uint n_rot; uint neox; float freq_base; float freq_scale; uint nrows;
 //   uint nx (the invocations that work on x; the rest work on y).
 // Specialization constant 0: WG, the workgroup size (default 64).
@@ -28,6 +32,7 @@ layout(push_constant, std430) uniform PC {
     Floats x;
     Floats y;
     Words pos;
+    Floats cs;
     uint ncols;
     uint ycols;
     uint head_dim;
@@ -61,8 +66,16 @@ void main() {
     uint base = row * cols + head * pc.head_dim;
     uint a = (pc.neox != 0u) ? base + i : base + 2u * i;
     uint b = (pc.neox != 0u) ? base + i + half_rot : base + 2u * i + 1u;
-    vec2 y = rope_pair(vec2(v.v[a], v.v[b]), pc.pos.v[row], i, pc.n_rot, pc.freq_base,
-                       pc.freq_scale);
+    vec2 x = vec2(v.v[a], v.v[b]);
+    vec2 y;
+    if (uvec2(pc.cs) != uvec2(0u)) { // uniform
+        vec2 c = vec2(pc.cs.v[2u * i], pc.cs.v[2u * i + 1u]);
+        precise float y0 = x.x * c.x - x.y * c.y;
+        precise float y1 = x.x * c.y + x.y * c.x;
+        y = vec2(y0, y1);
+    } else {
+        y = rope_pair(x, pc.pos.v[row], i, pc.n_rot, pc.freq_base, pc.freq_scale);
+    }
     v.v[a] = y.x;
     v.v[b] = y.y;
 }

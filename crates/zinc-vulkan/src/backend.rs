@@ -709,6 +709,9 @@ pub struct VulkanBackend {
     sync: Buffer,
     sync_epoch: std::sync::atomic::AtomicU32,
     signal: Mutex<Option<Signal>>,
+    /// The last RoPE table made for a decode row (`rope_words`): every layer of a step asks for
+    /// the same position's.
+    rope_cache: Mutex<Option<RopeTable>>,
     /// GPU timestamps are on (`VulkanOptions::profile`).
     profiling: bool,
     /// Kernels left out and kernels counted (`VulkanOptions::skip_kernels`,
@@ -926,6 +929,7 @@ impl VulkanBackend {
             attn_count,
             fuse_count,
             last_norm: Mutex::new(None),
+            rope_cache: Mutex::new(None),
 
             profiling: opts.profile,
             tune: t,
@@ -2498,6 +2502,10 @@ impl VulkanBackend {
         p: &RopeParams,
     ) {
         let pos = self.upload(&u32s(positions));
+        // One row: RoPE's cos and sin from the host, as the q/k preparation takes them.
+        let table = self
+            .rope_words(positions, p, head_dim)
+            .map_or(0, |t| self.upload(&u32s(&t)));
         let half = p.n_rot.min(head_dim) / 2;
         let pairs = |t: &VkTensor| t.rows * (t.cols / head_dim) * half;
         let nx = pairs(x);
@@ -2506,6 +2514,7 @@ impl VulkanBackend {
             .addr(x.addr())
             .addr(y.map_or(0, |t| t.addr()))
             .addr(pos)
+            .addr(table)
             .u32(x.cols as u32)
             .u32(y.map_or(0, |t| t.cols) as u32)
             .u32(head_dim as u32)
@@ -2652,6 +2661,38 @@ impl VulkanBackend {
         })
     }
 
+    /// RoPE's table for a decode step's one row (`VulkanOptions::attn_rope_table`), as the
+    /// kernels that prepare attention's inputs take it (`rope_table`), made once a step: `None`
+    /// for several rows or with the option off (the kernels then step their own angles).
+    fn rope_words(
+        &self,
+        positions: &[u32],
+        rope: &RopeParams,
+        head_dim: usize,
+    ) -> Option<Arc<[u32]>> {
+        let (&[pos], true) = (positions, self.tune.attn_rope_table) else {
+            return None;
+        };
+        let key = (
+            pos,
+            rope.n_rot.min(head_dim),
+            rope.freq_base.to_bits(),
+            rope.freq_scale.to_bits(),
+        );
+        let mut cache = self.rope_cache.lock().unwrap_or_else(|e| e.into_inner());
+        match cache.as_ref() {
+            Some(c) if c.key == key => Some(c.words.clone()),
+            _ => {
+                let words: Arc<[u32]> = rope_table(pos, rope, head_dim).into();
+                *cache = Some(RopeTable {
+                    key,
+                    words: words.clone(),
+                });
+                Some(words)
+            }
+        }
+    }
+
     /// Whether a decode attention of `rows` rows at `positions` goes to attn_dec.comp (where
     /// its plan fits, `attn_dec`).
     fn attn_dec_takes(&self, rows: usize, positions: &[u32], p: &AttnParams) -> bool {
@@ -2686,8 +2727,7 @@ impl VulkanBackend {
                 let kw = r.norms.1.map_or(0, |w| w.buf.address);
                 // RoPE's cos and sin for the row's position from the host (a decode step of
                 // one row), computed as the CPU backend computes them.
-                let table = (self.tune.attn_rope_table && positions.len() == 1)
-                    .then(|| rope_table(positions[0], &r.rope, p.head_dim));
+                let table = self.rope_words(positions, &r.rope, p.head_dim);
                 let flags = r.norms.0.is_some() as u32
                     | (r.norms.1.is_some() as u32) << 1
                     | (r.q_scale.is_some() as u32) << 2
@@ -2706,12 +2746,10 @@ impl VulkanBackend {
                     r.q_scale.unwrap_or(1.0).to_bits(),
                 ];
                 // Words 11–13 (early weights) are added below; the table follows them.
-                words.extend(
-                    table
-                        .map(|t| [0; 3].into_iter().chain(t))
-                        .into_iter()
-                        .flatten(),
-                );
+                if let Some(t) = table {
+                    words.extend([0; 3]);
+                    words.extend_from_slice(&t);
+                }
                 (r.k.addr(), r.v.addr(), words)
             }
             None => (0, 0, Vec::new()),
@@ -2794,10 +2832,8 @@ impl VulkanBackend {
             lpk as u32,
             merge as u32,
             wg,
-            // U, PRE (one slice) and the ablation bits (attn_dec.comp's UX).
-            self.tune.attn_ahead
-                | u32::from(direct && self.tune.attn_preload) << 4
-                | self.tune.attn_ablate << 8,
+            // U and the ablation bits (attn_dec.comp's UX).
+            self.tune.attn_ahead | self.tune.attn_ablate << 8,
         ];
         let (shader, label) = match prep {
             Some(_) => ("attn_dec_prep", "attn_prep"),
@@ -3282,7 +3318,12 @@ impl Backend for VulkanBackend {
         fits_context(cache, positions)?;
         let pos = self.upload(&u32s(positions));
         let (nq, nk) = (q.cols / head_dim, kv_dim / head_dim);
-        let flags = norms.0.is_some() as u32 | (norms.1.is_some() as u32) << 1;
+        // One row: RoPE's cos and sin from the host (`rope_words`), as attn_dec_prep takes them.
+        let table = self
+            .rope_words(positions, rope, head_dim)
+            .map_or(0, |t| self.upload(&u32s(&t)));
+        let flags =
+            norms.0.is_some() as u32 | (norms.1.is_some() as u32) << 1 | u32::from(table != 0) << 2;
         let push = Push::new()
             .addr(q.addr())
             .addr(k.addr())
@@ -3301,7 +3342,8 @@ impl Backend for VulkanBackend {
             .f32(rope.freq_scale)
             .f32(eps)
             .u32(q.rows as u32)
-            .u32(flags);
+            .u32(flags)
+            .addr(table);
         // rms_norm.comp's workgroup: the same sums.
         let spec = [self.norm_wg(head_dim, q.rows), self.tune.shuffle as u32, 0];
         self.run_spec("qk_prep", spec, fold(q.rows * (nq + 2 * nk)), push);
@@ -3667,6 +3709,12 @@ mod tests {
             assert_eq!(c.grid_us, [(256, None)], "{c:?}");
         }
     }
+}
+
+/// `rope_words`' last table: its position, rotated dimensions, frequency base and scale (bits).
+struct RopeTable {
+    key: (u32, usize, u32, u32),
+    words: Arc<[u32]>,
 }
 
 /// RoPE's (cos, sin) of each pair i < n_rot / 2 at `pos`, as f32 bits in pairs: the CPU

@@ -81,12 +81,8 @@ pub struct ModelArgs {
     /// Vulkan decode attention: keys each invocation loads at once, 2, 4 or 8 (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_attn_ahead: Option<u32>,
-    /// Vulkan decode attention over one slice: the first keys and values loaded before the
-    /// q/k prep (kernel comparisons; default on).
-    #[arg(long, hide = true)]
-    pub vk_attn_preload: Option<bool>,
-    /// Vulkan decode attention of one row: RoPE's cos and sin from the host (kernel
-    /// comparisons; default off).
+    /// Vulkan decode steps' q/k preparation: RoPE's cos and sin from the host (kernel
+    /// comparisons; default on).
     #[arg(long, hide = true)]
     pub vk_attn_rope_table: Option<bool>,
     /// Vulkan decode attention, timing only (wrong results): parts left out, bits 1 q/k norms,
@@ -352,7 +348,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_slices: None,
         vk_attn_wg: None,
         vk_attn_ahead: None,
-        vk_attn_preload: None,
         vk_attn_rope_table: None,
         vk_attn_ablate: 0,
         vk_attn_heads: a.vk_attn_heads,
@@ -450,7 +445,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_slices: args.vk_attn_slices,
         attn_wg: args.vk_attn_wg,
         attn_ahead: args.vk_attn_ahead,
-        attn_preload: args.vk_attn_preload,
         attn_rope_table: args.vk_attn_rope_table,
         attn_ablate: args.vk_attn_ablate,
         attn_heads: args.vk_attn_heads,
