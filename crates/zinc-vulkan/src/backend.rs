@@ -2727,7 +2727,7 @@ impl VulkanBackend {
                 let kw = r.norms.1.map_or(0, |w| w.buf.address);
                 // RoPE's cos and sin for the row's position from the host (a decode step of
                 // one row), computed as the CPU backend computes them.
-                let table = self.rope_words(positions, &r.rope, p.head_dim);
+                let table = self.rope_words(positions, r.rope, p.head_dim);
                 let flags = r.norms.0.is_some() as u32
                     | (r.norms.1.is_some() as u32) << 1
                     | (r.q_scale.is_some() as u32) << 2
@@ -3520,6 +3520,28 @@ impl Backend for VulkanBackend {
     }
 }
 
+/// `rope_words`' last table: its position, rotated dimensions, frequency base and scale (bits).
+struct RopeTable {
+    key: (u32, usize, u32, u32),
+    words: Arc<[u32]>,
+}
+
+/// RoPE's (cos, sin) of each pair i < n_rot / 2 at `pos`, as f32 bits in pairs: the CPU
+/// backend's arithmetic (the angle stepped in f32 as ggml does, then `cos` and `sin`), for
+/// attn_dec.comp's table.
+fn rope_table(pos: u32, p: &RopeParams, head_dim: usize) -> Vec<u32> {
+    let n_rot = p.n_rot.min(head_dim);
+    let theta_scale = p.freq_base.powf(-2.0 / n_rot as f32);
+    let mut theta = pos as f32;
+    let mut out = Vec::with_capacity(n_rot);
+    for _ in 0..n_rot / 2 {
+        let t = p.freq_scale * theta;
+        out.extend([t.cos().to_bits(), t.sin().to_bits()]);
+        theta *= theta_scale;
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -3709,26 +3731,4 @@ mod tests {
             assert_eq!(c.grid_us, [(256, None)], "{c:?}");
         }
     }
-}
-
-/// `rope_words`' last table: its position, rotated dimensions, frequency base and scale (bits).
-struct RopeTable {
-    key: (u32, usize, u32, u32),
-    words: Arc<[u32]>,
-}
-
-/// RoPE's (cos, sin) of each pair i < n_rot / 2 at `pos`, as f32 bits in pairs: the CPU
-/// backend's arithmetic (the angle stepped in f32 as ggml does, then `cos` and `sin`), for
-/// attn_dec.comp's table.
-fn rope_table(pos: u32, p: &RopeParams, head_dim: usize) -> Vec<u32> {
-    let n_rot = p.n_rot.min(head_dim);
-    let theta_scale = p.freq_base.powf(-2.0 / n_rot as f32);
-    let mut theta = pos as f32;
-    let mut out = Vec::with_capacity(n_rot);
-    for _ in 0..n_rot / 2 {
-        let t = p.freq_scale * theta;
-        out.extend([t.cos().to_bits(), t.sin().to_bits()]);
-        theta *= theta_scale;
-    }
-    out
 }
