@@ -11,8 +11,8 @@
 // Specialization constants: 0 = HD, the head dimension; 1 = G, query heads a workgroup (≤ 8,
 //   dividing `group`, the query heads per KV head: a workgroup's heads share their KV head);
 //   2 = LPK, invocations per key in the score pass (a power of two ≤ the subgroup size, with
-//   HD / LPK a multiple of 8); 3 = MERGE (below); 4 = WG (below); 5 = U, keys an invocation
-//   loads at once (2, 4 or 8).
+//   HD / LPK a multiple of 8); 3 = MERGE (below); 4 = WG (below); 5 = UX: bits 0–3 U, keys an
+//   invocation loads at once (2, 4 or 8), bits 8–15 ABL (timing only, below).
 // Workgroup: WG invocations (specialization constant 4: 128 or 256; more have more of a
 //   slice's keys in flight at once, but measured slower on the H200, see backend.rs). Dispatch: (n_head / G, rows, nsplit) workgroups: x = w, query heads
 //   w·G .. w·G + G − 1 (KV head w·G / group), y = row t, z = slice s of split_len keys (≤ 1024:
@@ -97,8 +97,7 @@ const uint KPP = WG / LPK; // keys per pass
 // 5 = UX: bits 0–3 U, keys an invocation loads at once (2, 4 or 8; H200: 4 ahead of 2 and 8);
 // bits 8–15 ABL, timing only (the results are wrong): parts of the work left out to see what
 // each costs — 1 the q/k norms, 2 RoPE, 4 the scores (keys unread), 8 the values (unread), 16
-// the output's quantization. (A bit 4 that loaded one slice's first keys and values before
-// the prep's barriers measured slower: H100, session 27.)
+// the output's quantization (the scores left out, the softmax reads zeros).
 layout(constant_id = 5) const uint UX = 4;
 const uint U = UX & 15u;
 const uint ABL = (UX >> 8) & 255u;
@@ -305,6 +304,11 @@ void main() {
     Quads k4 = Quads(pc.kc);
     uint part_lane = tid % LPK;
     uint slot = tid / LPK;
+    if ((ABL & 4u) != 0u) { // timing only: no scores, zeros in their place
+        for (uint i = tid; i < G * SL_MAX; i += WG) {
+            ps[i] = 0.0;
+        }
+    }
     for (uint j0 = begin; j0 < end && (ABL & 4u) == 0u; j0 += KPP * U) {
         float s[U][8];
         [[unroll]] for (uint u = 0u; u < U; u++) {

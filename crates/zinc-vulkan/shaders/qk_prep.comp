@@ -121,7 +121,10 @@ void main() {
         // in invocations tid and tid ^ 1: WG is even). One barrier where a pass of pairs in
         // shared memory took two.
         uint dst = (p * kv_dim + head * hd) / 2u;
-        for (uint i = 0u; i * WG < hd; i++) { // uniform
+        [[unroll]] for (uint i = 0u; i < 8u; i++) { // unrolled: csr[i] stays in registers
+            if (i * WG >= hd) {
+                break; // uniform
+            }
             uint j = tid + i * WG;
             float y = 0.0;
             if (j < hd) {

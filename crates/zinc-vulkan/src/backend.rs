@@ -709,9 +709,10 @@ pub struct VulkanBackend {
     sync: Buffer,
     sync_epoch: std::sync::atomic::AtomicU32,
     signal: Mutex<Option<Signal>>,
-    /// The last RoPE table made for a decode row (`rope_words`): every layer of a step asks for
-    /// the same position's.
-    rope_cache: Mutex<Option<RopeTable>>,
+    /// The RoPE tables last made for a decode row (`rope_words`), newest last: every layer of a
+    /// step asks for the same position's, under one rotation's parameters or (Gemma 3's local
+    /// and global layers) two.
+    rope_cache: Mutex<Vec<RopeTable>>,
     /// GPU timestamps are on (`VulkanOptions::profile`).
     profiling: bool,
     /// Kernels left out and kernels counted (`VulkanOptions::skip_kernels`,
@@ -929,7 +930,7 @@ impl VulkanBackend {
             attn_count,
             fuse_count,
             last_norm: Mutex::new(None),
-            rope_cache: Mutex::new(None),
+            rope_cache: Mutex::new(Vec::new()),
 
             profiling: opts.profile,
             tune: t,
@@ -2632,7 +2633,8 @@ impl VulkanBackend {
         // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words and PREP's.
         let h = heads;
         let fits = |wg: u32| {
-            let prep = if prep { 4 * hd + 9 } else { 0 }; // attn_dec_prep's kf, nws, kn, vn, hsc
+            // attn_dec_prep's kf, nws, kn, vn, hsc and rcs (RoPE's table: hd / 2 pairs)
+            let prep = if prep { 5 * hd + 9 } else { 0 };
             let shared = 4
                 * (h * hd
                     + h * 1024
@@ -2662,7 +2664,8 @@ impl VulkanBackend {
     }
 
     /// RoPE's table for a decode step's one row (`VulkanOptions::attn_rope_table`), as the
-    /// kernels that prepare attention's inputs take it (`rope_table`), made once a step: `None`
+    /// kernels that prepare attention's inputs take it (`rope_table`), made once a step for
+    /// each rotation (`ROPE_TABLES` kept): `None`
     /// for several rows or with the option off (the kernels then step their own angles).
     fn rope_words(
         &self,
@@ -2680,17 +2683,18 @@ impl VulkanBackend {
             rope.freq_scale.to_bits(),
         );
         let mut cache = self.rope_cache.lock().unwrap_or_else(|e| e.into_inner());
-        match cache.as_ref() {
-            Some(c) if c.key == key => Some(c.words.clone()),
-            _ => {
-                let words: Arc<[u32]> = rope_table(pos, rope, head_dim).into();
-                *cache = Some(RopeTable {
-                    key,
-                    words: words.clone(),
-                });
-                Some(words)
-            }
+        if let Some(c) = cache.iter().find(|c| c.key == key) {
+            return Some(c.words.clone());
         }
+        let words: Arc<[u32]> = rope_table(pos, rope, head_dim).into();
+        if cache.len() == ROPE_TABLES {
+            cache.remove(0);
+        }
+        cache.push(RopeTable {
+            key,
+            words: words.clone(),
+        });
+        Some(words)
     }
 
     /// Whether a decode attention of `rows` rows at `positions` goes to attn_dec.comp (where
@@ -3520,7 +3524,10 @@ impl Backend for VulkanBackend {
     }
 }
 
-/// `rope_words`' last table: its position, rotated dimensions, frequency base and scale (bits).
+/// The RoPE tables `rope_words` keeps: a step's rotations (Gemma 3 has two).
+const ROPE_TABLES: usize = 2;
+
+/// A table `rope_words` keeps: its position, rotated dimensions, frequency base and scale (bits).
 struct RopeTable {
     key: (u32, usize, u32, u32),
     words: Arc<[u32]>,

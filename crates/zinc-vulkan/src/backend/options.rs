@@ -58,11 +58,11 @@ pub struct VulkanOptions {
     /// Decode attention: keys each invocation loads before it multiplies (2, 4 or 8), kernel
     /// tuning. `None`: 4.
     pub attn_ahead: Option<u32>,
-    /// A decode step's q/k preparation (attn_dec_prep, and qk_prep.comp for one row): RoPE's
-    /// cos and sin from the host, the CPU backend's values, made once a step, instead of every
-    /// workgroup stepping the angle and taking its sin and cos, kernel comparisons. `None`: on
-    /// (H100, session 27: Qwen3-8B tg128 280.6 tok/s against 277.9 / 278.0; RoPE left out
-    /// altogether 280.1).
+    /// A decode step's q/k preparation (attn_dec_prep, and qk_prep.comp and rope.comp for one
+    /// row): RoPE's cos and sin from the host, the CPU backend's values, made once a step for
+    /// each of a model's rotations, instead of every workgroup stepping the angle and taking
+    /// its sin and cos, kernel comparisons. `None`: on (H100, session 27: Qwen3-8B tg128 280.6
+    /// tok/s against 277.9 / 278.0; RoPE left out altogether 280.1).
     pub attn_rope_table: Option<bool>,
     /// Decode attention, timing only (the results are wrong): parts of attn_dec.comp's work
     /// left out, bits: 1 the q/k norms, 2 RoPE, 4 the scores, 8 the values, 16 the output's
