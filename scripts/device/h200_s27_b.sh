@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Its --vk-attn-preload was measured here, on the H100 the call got, and removed after: slower.)
 # Session 27, second call (the last the session's device time allowed: starts kept failing):
 # the short-context decode attention, then the side-by-side. llama.cpp's CUDA build beside;
 # selftest at the new default (attn_dec.comp's PRE: one slice's first keys and values loaded
