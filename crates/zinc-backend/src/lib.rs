@@ -113,6 +113,24 @@ pub struct RopeParams {
     pub freq_scale: f32,
 }
 
+impl RopeParams {
+    /// (cos, sin) of each pair i < min(n_rot, head_dim) / 2 at `pos`: the angle stepped in f32
+    /// as ggml does (freq_base^(−2/n_rot) multiplied i times), scaled, then `cos` and `sin`.
+    /// The CPU backend rotates by these, and GPU backends may take them as a table.
+    pub fn cos_sin(&self, pos: u32, head_dim: usize) -> Vec<(f32, f32)> {
+        let n_rot = self.n_rot.min(head_dim);
+        let theta_scale = self.freq_base.powf(-2.0 / n_rot as f32);
+        let mut theta = pos as f32;
+        let mut out = Vec::with_capacity(n_rot / 2);
+        for _ in 0..n_rot / 2 {
+            let t = self.freq_scale * theta;
+            out.push((t.cos(), t.sin()));
+            theta *= theta_scale;
+        }
+        out
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AttnParams {
     pub n_head: usize,

@@ -213,15 +213,8 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
         uint a = hh * HD + (neox ? pi : 2u * pi);
         uint b = hh * HD + (neox ? pi + half_rot : 2u * pi + 1u);
         vec2 x = hh == G ? vec2(kf[a - G * HD], kf[b - G * HD]) : vec2(qs[a], qs[b]);
-        vec2 r;
-        if (table) {
-            vec2 cs = rcs[pi];
-            precise float y0 = x.x * cs.x - x.y * cs.y;
-            precise float y1 = x.x * cs.y + x.y * cs.x;
-            r = vec2(y0, y1);
-        } else {
-            r = rope_pair(x, p, pi, n_rot, freq_base, freq_scale);
-        }
+        vec2 r = table ? rope_rotate(x, rcs[pi])
+                       : rope_pair(x, p, pi, n_rot, freq_base, freq_scale);
         if (hh == G) {
             kf[a - G * HD] = r.x;
             kf[b - G * HD] = r.y;

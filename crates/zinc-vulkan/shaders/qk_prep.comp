@@ -134,14 +134,8 @@ void main() {
                     uint a = pc.neox != 0u ? pi : 2u * pi;
                     uint b = pc.neox != 0u ? pi + half_rot : 2u * pi + 1u;
                     vec2 x = vec2(hv[a], hv[b]);
-                    vec2 r;
-                    if (table) {
-                        precise float y0 = x.x * csr[i].x - x.y * csr[i].y;
-                        precise float y1 = x.x * csr[i].y + x.y * csr[i].x;
-                        r = vec2(y0, y1);
-                    } else {
-                        r = rope_pair(x, p, pi, pc.n_rot, pc.freq_base, pc.freq_scale);
-                    }
+                    vec2 r = table ? rope_rotate(x, csr[i])
+                                   : rope_pair(x, p, pi, pc.n_rot, pc.freq_base, pc.freq_scale);
                     y = j == a ? r.x : r.y;
                 }
                 t.v[base + j] = y;
@@ -156,16 +150,9 @@ void main() {
     for (uint i = tid; i < half_rot; i += WG) {
         uint a = pc.neox != 0u ? i : 2u * i;
         uint b = pc.neox != 0u ? i + half_rot : 2u * i + 1u;
-        vec2 y;
-        if (table) {
-            vec2 x = vec2(hv[a], hv[b]);
-            vec2 c = vec2(pc.cs.v[2u * i], pc.cs.v[2u * i + 1u]);
-            precise float y0 = x.x * c.x - x.y * c.y;
-            precise float y1 = x.x * c.y + x.y * c.x;
-            y = vec2(y0, y1);
-        } else {
-            y = rope_pair(vec2(hv[a], hv[b]), p, i, pc.n_rot, pc.freq_base, pc.freq_scale);
-        }
+        vec2 x = vec2(hv[a], hv[b]);
+        vec2 y = table ? rope_rotate(x, vec2(pc.cs.v[2u * i], pc.cs.v[2u * i + 1u]))
+                       : rope_pair(x, p, i, pc.n_rot, pc.freq_base, pc.freq_scale);
         hv[a] = y.x;
         hv[b] = y.y;
     }

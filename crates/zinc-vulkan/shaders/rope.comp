@@ -67,15 +67,9 @@ void main() {
     uint a = (pc.neox != 0u) ? base + i : base + 2u * i;
     uint b = (pc.neox != 0u) ? base + i + half_rot : base + 2u * i + 1u;
     vec2 x = vec2(v.v[a], v.v[b]);
-    vec2 y;
-    if (uvec2(pc.cs) != uvec2(0u)) { // uniform
-        vec2 c = vec2(pc.cs.v[2u * i], pc.cs.v[2u * i + 1u]);
-        precise float y0 = x.x * c.x - x.y * c.y;
-        precise float y1 = x.x * c.y + x.y * c.x;
-        y = vec2(y0, y1);
-    } else {
-        y = rope_pair(x, pc.pos.v[row], i, pc.n_rot, pc.freq_base, pc.freq_scale);
-    }
+    vec2 y = uvec2(pc.cs) != uvec2(0u) // uniform
+        ? rope_rotate(x, vec2(pc.cs.v[2u * i], pc.cs.v[2u * i + 1u]))
+        : rope_pair(x, pc.pos.v[row], i, pc.n_rot, pc.freq_base, pc.freq_scale);
     v.v[a] = y.x;
     v.v[b] = y.y;
 }

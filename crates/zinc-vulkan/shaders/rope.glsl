@@ -1,5 +1,5 @@
-// rope.glsl — rotary position embedding of one pair, shared by rope.comp and qk_prep.comp (so
-// both produce the same bits).
+// rope.glsl — rotary position embedding of one pair, shared by rope.comp, qk_prep.comp and
+// attn_dec_prep (so all produce the same bits).
 
 // t reduced to [−π, π] (Cody–Waite, 2π = C1 + C2 with C1 exact in 8 bits) so that sin/cos stay
 // accurate for large angles (long contexts) on devices whose sin/cos only promise [−π, π].
@@ -12,6 +12,15 @@ float reduce_angle(float t) {
     return r;
 }
 
+// (x0, x1) rotated by the angle whose cosine and sine are cs: (x0·cos − x1·sin, x0·sin + x1·cos),
+// the products unfused (as the CPU backend computes them). With the host's table (RopeParams::
+// cos_sin, for one row) the kernels call this directly.
+vec2 rope_rotate(vec2 x, vec2 cs) {
+    precise float y0 = x.x * cs.x - x.y * cs.y;
+    precise float y1 = x.x * cs.y + x.y * cs.x;
+    return vec2(y0, y1);
+}
+
 // Pair i < n_rot/2 at position pos: theta = pos · freq_scale · freq_base^(−2i/n_rot), the power
 // stepped in f32 as the CPU backend (and ggml) does (theta_scale = freq_base^(−2/n_rot),
 // multiplied i times); (x0, x1) → (x0·cos − x1·sin, x0·sin + x1·cos).
@@ -22,9 +31,5 @@ vec2 rope_pair(vec2 x, uint pos, uint i, uint n_rot, float freq_base, float freq
         theta *= theta_scale;
     }
     float t = reduce_angle(freq_scale * theta);
-    float c = cos(t);
-    float s = sin(t);
-    precise float y0 = x.x * c - x.y * s;
-    precise float y1 = x.x * s + x.y * c;
-    return vec2(y0, y1);
+    return rope_rotate(x, vec2(cos(t), sin(t)));
 }

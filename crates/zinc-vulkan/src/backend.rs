@@ -2736,7 +2736,7 @@ impl VulkanBackend {
                     | (r.norms.1.is_some() as u32) << 1
                     | (r.q_scale.is_some() as u32) << 2
                     | (table.is_some() as u32) << 3;
-                let mut words = vec![
+                let words = vec![
                     qw as u32,
                     (qw >> 32) as u32,
                     kw as u32,
@@ -2749,14 +2749,9 @@ impl VulkanBackend {
                     flags,
                     r.q_scale.unwrap_or(1.0).to_bits(),
                 ];
-                // Words 11–13 (early weights) are added below; the table follows them.
-                if let Some(t) = table {
-                    words.extend([0; 3]);
-                    words.extend_from_slice(&t);
-                }
-                (r.k.addr(), r.v.addr(), words)
+                (r.k.addr(), r.v.addr(), words, table)
             }
-            None => (0, 0, Vec::new()),
+            None => (0, 0, Vec::new(), None),
         };
         let out = self.new_tensor(q.rows, p.n_head * p.head_dim);
         let pos = self.upload(&u32s(positions));
@@ -2798,12 +2793,9 @@ impl VulkanBackend {
             Some(_) => {
                 let mut words = prm.2;
                 let (slot, epoch) = sync.unwrap_or((0, 0));
-                let sync_words = [epoch, slot as u32, (slot >> 32) as u32];
-                if words.len() > 11 {
-                    words[11..14].copy_from_slice(&sync_words);
-                } else {
-                    words.extend(sync_words);
-                }
+                words.extend([epoch, slot as u32, (slot >> 32) as u32]);
+                // From word 14, RoPE's table.
+                words.extend(prm.3.iter().flat_map(|t| t.iter()));
                 (prm.0, prm.1, self.upload(&u32s(&words)))
             }
             None => (0, 0, 0),
@@ -3533,20 +3525,13 @@ struct RopeTable {
     words: Arc<[u32]>,
 }
 
-/// RoPE's (cos, sin) of each pair i < n_rot / 2 at `pos`, as f32 bits in pairs: the CPU
-/// backend's arithmetic (the angle stepped in f32 as ggml does, then `cos` and `sin`), for
-/// attn_dec.comp's table.
+/// RoPE's (cos, sin) of each pair at `pos` (`RopeParams::cos_sin`, what the CPU backend rotates
+/// by) as f32 bits in pairs: the table the kernels that rotate one row take.
 fn rope_table(pos: u32, p: &RopeParams, head_dim: usize) -> Vec<u32> {
-    let n_rot = p.n_rot.min(head_dim);
-    let theta_scale = p.freq_base.powf(-2.0 / n_rot as f32);
-    let mut theta = pos as f32;
-    let mut out = Vec::with_capacity(n_rot);
-    for _ in 0..n_rot / 2 {
-        let t = p.freq_scale * theta;
-        out.extend([t.cos().to_bits(), t.sin().to_bits()]);
-        theta *= theta_scale;
-    }
-    out
+    p.cos_sin(pos, head_dim)
+        .into_iter()
+        .flat_map(|(c, s)| [c.to_bits(), s.to_bits()])
+        .collect()
 }
 
 #[cfg(test)]

@@ -513,20 +513,12 @@ impl Backend for CpuBackend {
 
     fn rope(&self, x: &mut CpuTensor, head_dim: usize, positions: &[u32], p: &RopeParams) {
         let n_rot = p.n_rot.min(head_dim);
-        let theta_scale = p.freq_base.powf(-2.0 / n_rot as f32);
         let cols = x.cols;
         x.data
             .par_chunks_mut(cols)
             .zip(positions.par_iter())
             .for_each(|(row, &pos)| {
-                // cos/sin per pair, the angle stepped in f32 as ggml does.
-                let mut cs = Vec::with_capacity(n_rot / 2);
-                let mut theta = pos as f32;
-                for _ in 0..n_rot / 2 {
-                    let t = p.freq_scale * theta;
-                    cs.push((t.cos(), t.sin()));
-                    theta *= theta_scale;
-                }
+                let cs = p.cos_sin(pos, head_dim);
                 for head in row.chunks_exact_mut(head_dim) {
                     for (i, &(c, s)) in cs.iter().enumerate() {
                         let (a, b) = match p.style {
