@@ -369,6 +369,54 @@ fn judge_swiglu(
     })
 }
 
+/// `got`, a projection by `wd` (dequantized, `rows` × `cols`) of `x` (`ntok` rows, as the
+/// backend read them back) recorded right after the kernel that produced `x`, against `exact`,
+/// the same projection of `x` uploaded afresh on the same backend. A producer may quantize its
+/// output for the projection itself: in the projection's own way (then the same bits), or in
+/// Q8_0-style chunks of 32 that a K-quant reader takes with each chunk's own scale (Vulkan's
+/// X32: the gate/up's `glu_rows`, the decode attention's `attn_x32`). Then against the
+/// projection of those chunks: the float sums' error and two quanta of an element rounded the
+/// other way (a device's reciprocal and ties round an element now and then to its neighbour;
+/// a chunk read with another chunk's scale is off by a good part of the whole).
+fn judge_chunked_input(
+    name: String,
+    got: &[f32],
+    exact: &[f32],
+    wd: &[f32],
+    (rows, cols, ntok): (usize, usize, usize),
+    x: &[f32],
+) -> CaseResult {
+    let same = got.len() == exact.len()
+        && got
+            .iter()
+            .zip(exact)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+    if same {
+        let e: Vec<f64> = exact.iter().map(|&v| v as f64).collect();
+        return judge(name, got, &e, |_| 0.0);
+    }
+    let xq = dot_input(GgmlType::Q8_0, x);
+    let want = matmul_ref(wd, rows, cols, &xq, ntok);
+    // Each element's quantum: its chunk's scale (the largest |q·d| is 127·d).
+    let quantum: Vec<f64> = xq
+        .chunks(32)
+        .flat_map(|c| {
+            let d = c.iter().fold(0.0f64, |m, &x| m.max(x.abs() as f64)) / 127.0;
+            std::iter::repeat_n(d, c.len())
+        })
+        .collect();
+    judge(name, got, &want, |i| {
+        let (t, r) = (i / rows, i % rows);
+        let (wr, xt) = (&wd[r * cols..(r + 1) * cols], &xq[t * cols..(t + 1) * cols]);
+        let qt = &quantum[t * cols..(t + 1) * cols];
+        let flip = wr
+            .iter()
+            .zip(qt)
+            .fold(0.0f64, |m, (&w, &d)| m.max(w.abs() as f64 * d));
+        1e-5 * norm(wr) * norm(xt) + 2.0 * flip
+    })
+}
+
 /// The activations as a dot product with `ty` weights sees them (see the module docs).
 fn dot_input(ty: GgmlType, x: &[f32]) -> Vec<f32> {
     use crate::cpu::dot::{act_kind, quantize_act, ActRow};
@@ -788,6 +836,9 @@ pub fn run<B: Backend>(
         (4, 2, 64, 200, 101, Some(33)),
         (8, 2, 128, 300, 130, None),
         (8, 2, 128, 200, 1, None),
+        // A decode step over one slice at the GPUs' default (up to 128 keys: the output
+        // written by the attention's own workgroups, and quantized there for a projection).
+        (8, 2, 128, 100, 1, None),
         // Decode (attn_dec on GPUs) with head dimensions read in several chunks, and with 8
         // query heads a KV head (its scores need more shared memory than lavapipe has).
         (8, 2, 96, 700, 1, None),
@@ -885,20 +936,27 @@ pub fn run<B: Backend>(
                     &positions[first..],
                     &p,
                 );
-                // The output itself, merged with its quantization (several heads a workgroup).
-                out.push(judge(
-                    format!("{case} quantized for {ty}"),
-                    &b.read(&a),
-                    &r,
-                    |_| tol.attention * vmax,
-                ));
+                // Projected before anything is read back (reading records a copy, after
+                // which the projection would quantize its input afresh): either the same bits
+                // as the output read back and projected, or (a decode attention quantizing its
+                // output in chunks of 32 for a K-quant, Vulkan's `attn_x32`) the projection of
+                // those chunks.
                 let direct = b.read(&b.matmul(&wo, &a));
-                let again: Vec<f64> = b
-                    .read(&b.matmul(&wo, &b.tensor_from(&b.read(&a), 1, 1024)))
-                    .iter()
-                    .map(|&v| v as f64)
-                    .collect();
-                out.push(judge(format!("{case} then {ty}"), &direct, &again, |_| 0.0));
+                let av = b.read(&a);
+                // The output itself, merged with its quantization (several heads a workgroup).
+                out.push(judge(format!("{case} quantized for {ty}"), &av, &r, |_| {
+                    tol.attention * vmax
+                }));
+                let again = b.read(&b.matmul(&wo, &b.tensor_from(&av, 1, 1024)));
+                let wd = dequant(m, &format!("mm.{ty}.1024"));
+                out.push(judge_chunked_input(
+                    format!("{case} then {ty}"),
+                    &direct,
+                    &again,
+                    &wd,
+                    (MM_ROWS, 1024, 1),
+                    &av,
+                ));
             }
         }
     }
@@ -1304,42 +1362,17 @@ pub fn run<B: Backend>(
             ));
             // The down-projection reads the activation as the separate path quantizes it (the
             // same bits), or quantized in Q8_0-style chunks of 32 where the gate/up quantize
-            // their own rows (Vulkan's `glu_rows`): then against the down of those chunks, the
-            // float sums' error and two quanta of the activation rounded the other way (a
-            // device's reciprocal and ties round an element now and then to its neighbour; a
-            // chunk read with another chunk's scale is off by a good part of the whole).
-            let same = yv
-                .iter()
-                .zip(&ysep)
-                .all(|(a, b)| a.to_bits() == b.to_bits());
-            if same {
-                out.push(judge(format!("{case} down"), &yv, &f64s(&ysep), |_| 0.0));
-            } else {
-                let xq = dot_input(GgmlType::Q8_0, &av);
-                let dd = dequant(m, "glu.down.Q4_K");
-                let want = matmul_ref(&dd, MM_ROWS, GLU_FF, &xq, ntok);
-                // Each element's quantum: its chunk's scale (the largest |q·d| is 127·d).
-                let quantum: Vec<f64> = xq
-                    .chunks(32)
-                    .flat_map(|c| {
-                        let d = c.iter().fold(0.0f64, |m, &x| m.max(x.abs() as f64)) / 127.0;
-                        std::iter::repeat_n(d, c.len())
-                    })
-                    .collect();
-                out.push(judge(format!("{case} down"), &yv, &want, |i| {
-                    let (t, r) = (i / MM_ROWS, i % MM_ROWS);
-                    let (wr, xt) = (
-                        &dd[r * GLU_FF..(r + 1) * GLU_FF],
-                        &xq[t * GLU_FF..(t + 1) * GLU_FF],
-                    );
-                    let qt = &quantum[t * GLU_FF..(t + 1) * GLU_FF];
-                    let flip = wr
-                        .iter()
-                        .zip(qt)
-                        .fold(0.0f64, |m, (&w, &d)| m.max(w.abs() as f64 * d));
-                    1e-5 * norm(wr) * norm(xt) + 2.0 * flip
-                }));
-            }
+            // their own rows (Vulkan's `glu_rows`).
+            let dd = dequant(m, "glu.down.Q4_K");
+            let shape = (MM_ROWS, GLU_FF, ntok);
+            out.push(judge_chunked_input(
+                format!("{case} down"),
+                &yv,
+                &ysep,
+                &dd,
+                shape,
+                &av,
+            ));
             if act != GatedAct::SwiGlu {
                 continue;
             }

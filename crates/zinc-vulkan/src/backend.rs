@@ -1641,7 +1641,17 @@ impl VulkanBackend {
         cols: usize,
         int_next: bool,
     ) -> Option<(u32, VkTensor, VkTensor)> {
-        let mode = self.last_mode.load(Relaxed);
+        self.quant_target_in(rows, cols, int_next, self.last_mode.load(Relaxed))
+    }
+
+    /// `quant_target_for` in `mode` (1 or 2) whatever the last mat-vec asked for.
+    fn quant_target_in(
+        &self,
+        rows: usize,
+        cols: usize,
+        int_next: bool,
+        mode: u32,
+    ) -> Option<(u32, VkTensor, VkTensor)> {
         let block = match mode {
             1 => 32,
             2 => 256,
@@ -2718,7 +2728,20 @@ impl VulkanBackend {
     ) -> Option<VkTensor> {
         let (_, keys) = attn_keys(positions, p);
         let window = p.window.unwrap_or(0) as u32;
-        let target = self.quant_target(1, p.n_head * p.head_dim);
+        // One slice (`direct`) for an out-projection that reads Q8_K (a K-quant's): chunks of
+        // 32 with their own scales instead (`attn_x32`; matvec_dec.comp's X32), so that a
+        // workgroup may hold a single head. (Not where the out-projection may wait beside the
+        // attention, early weights' EARLY_O: a waiting mat-vec reads Q8_K.)
+        let x32 = self.tune.attn_x32
+            && self.tune.early_weights & options::EARLY_O == 0
+            && keys <= self.tune.attn_direct
+            && self.last_mode.load(Relaxed) == 2;
+        let cols = p.n_head * p.head_dim;
+        let target = if x32 {
+            self.quant_target_in(1, cols, false, 1)
+        } else {
+            self.quant_target(1, cols)
+        };
         let block = target.as_ref().map(|t| if t.0 == 1 { 32 } else { 256 });
         let plan = self.attn_dec_plan(p, keys, block, prep.is_some())?;
         // The raw keys and values, and the rest of PREP's parameters (uploaded).
@@ -2841,7 +2864,8 @@ impl VulkanBackend {
             Some(part) if !merge => self.attn_combine(&part, &out, p, nsplit),
             _ => {
                 if let (Some((m, qb, sb)), true) = (target, mode != 0) {
-                    self.quant_primed(&out, m, qb, sb);
+                    let at = (qb.addr(), sb.addr());
+                    self.quant_primed_at(&out, m, at, (qb, Some(sb)), x32 && direct);
                 }
             }
         }

@@ -411,6 +411,9 @@ fn early_weights_give_the_same_logits() {
                     decode_kquant: Some((32, 1, 128)),
                     fuse_norm: Some(fuse_norm),
                     early_weights: Some(early),
+                    // The attention's output in Q8_K blocks either way (the waiting
+                    // out-projection reads no chunks of 32): the same arithmetic on and off.
+                    attn_x32: Some(false),
                     ..Default::default()
                 },
                 &file,
@@ -1003,6 +1006,88 @@ fn gate_and_up_quantizing_their_own_rows_follow_the_tail() {
                 "{what}, step {i}: {dist} from the CPU (RMS {scale})"
             );
         }
+    }
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The decode attention over one slice quantizing its output in Q8_0-style chunks of 32 for a
+/// K-quant out-projection (`VulkanOptions::attn_x32`, on by default: a query head a workgroup,
+/// the projection reading each chunk's own scale): a synthetic Qwen3 (4 query heads over 2 KV
+/// heads, a Q4_K out-projection on the K-quant decode mat-vec) decodes within 3% of the RMS of
+/// the Q8_K form's logits at every step after a short prompt, and within 5% of the CPU's; the
+/// logits differ from the Q8_K form's in their bits (the option takes effect) with no
+/// quantization dispatch more (the projection reads the chunks as they are). Past one slice
+/// (a prompt of 150 keys; the default takes up to 128 in one) the two forms give the same bits.
+#[test]
+fn the_decode_attention_quantizing_in_chunks_of_32_follows_q8k() {
+    let dir = std::env::temp_dir().join(format!("zinc-attn-x32-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut spec = small_qwen3(256, 512);
+    spec.n_head = 4;
+    spec.n_head_kv = 2;
+    let path = dir.join("qwen3-x32.gguf");
+    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
+    let file = Arc::new(GgufModel::open(&path).expect("open"));
+    let cpu = engine(CpuBackend::new(), &file);
+    let gpu = |x32: bool| {
+        validated(
+            VulkanOptions {
+                threads_per_row: Some(16),
+                cpu_attention: Some(false),
+                // The K-quant decode mat-vec at a GPU's shape (lavapipe's own is off).
+                decode_kquant: Some((32, 1, 128)),
+                attn_x32: Some(x32),
+                profile: true,
+                ..Default::default()
+            },
+            &file,
+        )
+    };
+    let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
+    let dist = |a: &[f32], b: &[f32]| {
+        let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+        ms(&d).sqrt()
+    };
+    let cont: Vec<u32> = (0..8).map(|i| (i * 61 + 3) % 1024).collect();
+    for prompt_len in [4usize, 150] {
+        let prompt: Vec<u32> = (0..prompt_len as u32)
+            .map(|i| (i * 43 + 9) % 1024)
+            .collect();
+        let (on, off) = (gpu(true), gpu(false));
+        let (l_on, l_off) = (forced(&on, &prompt, &cont), forced(&off, &prompt, &cont));
+        let lc = forced(&cpu, &prompt, &cont);
+        let mut differ = false;
+        for (i, ((a, b), c)) in l_on.iter().zip(&l_off).zip(&lc).enumerate() {
+            differ |= a.iter().zip(b).any(|(x, y)| x.to_bits() != y.to_bits());
+            assert!(
+                dist(a, b) < 0.03 * ms(b).sqrt(),
+                "prompt {prompt_len}, step {i}: {} from the Q8_K form's logits (RMS {})",
+                dist(a, b),
+                ms(b).sqrt()
+            );
+            assert!(
+                dist(a, c) < 0.05 * ms(c).sqrt(),
+                "prompt {prompt_len}, step {i}: {} from the CPU (RMS {})",
+                dist(a, c),
+                ms(c).sqrt()
+            );
+        }
+        assert_eq!(
+            differ,
+            prompt_len < 128,
+            "prompt {prompt_len}: chunks of 32 should change the bits within one slice only"
+        );
+        let quants = |e: &Engine<VulkanBackend>| kernel_calls(e, |n| n == "quant_act");
+        assert_eq!(
+            quants(&on),
+            quants(&off),
+            "prompt {prompt_len}: the out-projection quantized the attention's output again"
+        );
     }
     assert_eq!(
         zinc_vulkan::validation_errors(),

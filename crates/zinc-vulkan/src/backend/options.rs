@@ -64,6 +64,15 @@ pub struct VulkanOptions {
     /// its sin and cos, kernel comparisons. `None`: on (H100, session 27: Qwen3-8B tg128 280.6
     /// tok/s against 277.9 / 278.0; RoPE left out altogether 280.1).
     pub attn_rope_table: Option<bool>,
+    /// Decode attention over one slice (`attn_direct`) feeding a K-quant out-projection on
+    /// `matvec_dec.comp`: the output quantized in Q8_0-style chunks of 32 that the projection
+    /// reads with each chunk's own scale (its X32, as the down reads `glu_rows`' chunks), so a
+    /// workgroup may hold one query head where Q8_K's blocks of 256 need two 128-wide heads:
+    /// twice the workgroups, each with half the scores and values to make. The projection's
+    /// input then rounds as llama.cpp's CUDA mat-vecs round it, not as the CPU's Q8_K. Not with
+    /// early weights' out-projection waiting beside the attention (its input is Q8_K). Kernel
+    /// comparisons. `None`: on.
+    pub attn_x32: Option<bool>,
     /// Decode attention, timing only (the results are wrong): parts of attn_dec.comp's work
     /// left out, bits: 1 the q/k norms, 2 RoPE, 4 the scores, 8 the values, 16 the output's
     /// quantization (what a run gains without a part is what it costs). 0: none.
@@ -386,6 +395,8 @@ pub(super) struct Tuning {
     pub(super) attn_ablate: u32,
     /// See [`VulkanOptions::attn_rope_table`].
     pub(super) attn_rope_table: bool,
+    /// See [`VulkanOptions::attn_x32`].
+    pub(super) attn_x32: bool,
     /// See [`VulkanOptions::attn_slices`].
     pub(super) attn_slices: usize,
     /// See [`VulkanOptions::attn_heads`].
@@ -809,6 +820,7 @@ impl Tuning {
             attn_ahead,
             attn_ablate: opts.attn_ablate,
             attn_rope_table: opts.attn_rope_table.unwrap_or(true),
+            attn_x32: opts.attn_x32.unwrap_or(true),
             attn_slices,
             attn_heads,
             attn_direct,
