@@ -98,9 +98,15 @@ const uint KPP = WG / LPK; // keys per pass
 // bits 8–15 ABL, timing only (the results are wrong): parts of the work left out to see what
 // each costs — 1 the q/k norms, 2 RoPE, 4 the scores (keys unread), 8 the values (unread), 16
 // the output's quantization (the scores left out, the softmax reads zeros).
+// Bit 16, VSH (one slice of at most VSH_KEYS keys): the score pass also loads each of its keys'
+// values, beside the keys, into shared memory (vsh), and the value pass reads them there — its
+// round trips to memory overlap the keys' instead of following the softmax.
 layout(constant_id = 5) const uint UX = 4;
 const uint U = UX & 15u;
 const uint ABL = (UX >> 8) & 255u;
+const uint HAS_VSH = (UX >> 16) & 1u;
+const bool VSH = HAS_VSH != 0u;
+const uint VSH_KEYS = 128u;
 
 shared float qs[G * HD];
 shared float ps[G * SL_MAX];
@@ -109,6 +115,7 @@ shared float ml[3u * 8u]; // per head: m, l, then (from 16) 1 / l for the output
 shared uint is_last;
 const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (MERGE_SPLITS)
 shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
+shared uvec4 vsh[1u + HAS_VSH * (VSH_KEYS * (HD / 8u) - 1u)]; // VSH: the slice's values
 #ifdef PREP_ON
 shared float kf[HD];     // PREP: the row's new key, normed and rotated
 shared float nws[2u * HD]; // PREP: the query norm's weights, then the key norm's
@@ -295,6 +302,7 @@ void main() {
     // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
     // are in flight together.
     Quads k4 = Quads(pc.kc);
+    Quads v4 = Quads(pc.vc);
     uint part_lane = tid % LPK;
     uint slot = tid / LPK;
     if ((ABL & 4u) != 0u) { // timing only: no scores, zeros in their place
@@ -316,10 +324,15 @@ void main() {
             uvec4 kn4 = uvec4(kn[e0], kn[e0 + 1u], kn[e0 + 2u], kn[e0 + 3u]);
 #endif
             uvec4 w[U];
+            uvec4 wv[U];
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint j = j0 + slot + u * KPP;
                 // Dimensions d0 .. d0 + 7 of key j: one vector of 8 halves.
-                w[u] = j < end ? k4.v[(j * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+                uint at = (j * kv_dim + kvh * HD + d0) / 8u;
+                w[u] = j < end ? k4.v[at] : uvec4(0u);
+                if (VSH) {
+                    wv[u] = j < end ? v4.v[at] : uvec4(0u);
+                }
 #ifdef PREP_ON
                 // The row's own key from shared memory (its place in the cache may not be
                 // written yet: the load above is issued with the others, its value unused).
@@ -337,6 +350,14 @@ void main() {
                             vec2 kk = unpackHalf2x16(w[u][e]);
                             s[u][gi] += qv[2u * e] * kk.x + qv[2u * e + 1u] * kk.y;
                         }
+                    }
+                }
+            }
+            if (VSH) {
+                [[unroll]] for (uint u = 0u; u < U; u++) {
+                    uint j = j0 + slot + u * KPP;
+                    if (j < end) {
+                        vsh[(j - begin) * (HD / 8u) + d0 / 8u] = wv[u];
                     }
                 }
             }
@@ -389,7 +410,8 @@ void main() {
     // Values, as the keys: invocation (slot, part_lane) sums its keys' 8-dimension vectors for
     // every head, U keys' loads at a time; then the slots are summed, first across a subgroup
     // (shuffles), then across subgroups in order (red), and the sums stored.
-    Quads v4 = Quads(pc.vc);
+    // (VSH: the values staged by the score pass, unless the scores were left out.)
+    bool staged = VSH && (ABL & 4u) == 0u;
     uint sg_slots = max(gl_SubgroupSize / LPK, 1u); // slots of one subgroup
     bool sg_first = (lane / LPK) == 0u;
     for (uint c = 0u; c < DPL / 8u; c++) {
@@ -408,7 +430,11 @@ void main() {
             uvec4 w[U];
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
-                w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+                if (staged) {
+                    w[u] = i < n ? vsh[i * (HD / 8u) + d0 / 8u] : uvec4(0u);
+                } else {
+                    w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+                }
 #ifdef PREP_ON
                 w[u] = i == inew ? vn4 : w[u];
 #endif

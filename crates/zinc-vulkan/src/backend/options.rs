@@ -73,6 +73,11 @@ pub struct VulkanOptions {
     /// early weights' out-projection waiting beside the attention (its input is Q8_K). Kernel
     /// comparisons. `None`: on.
     pub attn_x32: Option<bool>,
+    /// Decode attention over one slice of up to 128 keys: the score pass also loads each key's
+    /// value into shared memory beside the key (`attn_dec.comp`'s VSH), and the value pass
+    /// reads them there, so the values' trips to memory overlap the keys' rather than follow
+    /// the softmax; the same arithmetic, the same bits. Kernel comparisons. `None`: on.
+    pub attn_vsh: Option<bool>,
     /// Decode attention, timing only (the results are wrong): parts of attn_dec.comp's work
     /// left out, bits: 1 the q/k norms, 2 RoPE, 4 the scores, 8 the values, 16 the output's
     /// quantization (what a run gains without a part is what it costs). 0: none.
@@ -397,6 +402,8 @@ pub(super) struct Tuning {
     pub(super) attn_rope_table: bool,
     /// See [`VulkanOptions::attn_x32`].
     pub(super) attn_x32: bool,
+    /// See [`VulkanOptions::attn_vsh`].
+    pub(super) attn_vsh: bool,
     /// See [`VulkanOptions::attn_slices`].
     pub(super) attn_slices: usize,
     /// See [`VulkanOptions::attn_heads`].
@@ -821,6 +828,7 @@ impl Tuning {
             attn_ablate: opts.attn_ablate,
             attn_rope_table: opts.attn_rope_table.unwrap_or(true),
             attn_x32: opts.attn_x32.unwrap_or(true),
+            attn_vsh: opts.attn_vsh.unwrap_or(true),
             attn_slices,
             attn_heads,
             attn_direct,
