@@ -98,7 +98,7 @@ const uint KPP = WG / LPK; // keys per pass
 // bits 8–15 ABL, timing only (the results are wrong): parts of the work left out to see what
 // each costs — 1 the q/k norms, 2 RoPE, 4 the scores (keys unread), 8 the values (unread), 16
 // the output's quantization (the scores left out, the softmax reads zeros).
-// Bit 16, VSH (one slice of at most VSH_KEYS keys): the score pass also loads each of its keys'
+// Bit 16, VSH (slices of at most VSH_KEYS keys): the score pass also loads each of its keys'
 // values, beside the keys, into shared memory (vsh), and the value pass reads them there — its
 // round trips to memory overlap the keys' instead of following the softmax.
 layout(constant_id = 5) const uint UX = 4;

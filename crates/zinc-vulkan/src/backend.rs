@@ -231,7 +231,7 @@ struct AttnDecPlan {
     direct: bool,
     /// Its workgroup size (WG).
     wg: u32,
-    /// The score pass stages the slice's values in shared memory (VSH; one slice of at most
+    /// The score pass stages the slice's values in shared memory (VSH; slices of at most
     /// `ATTN_VSH_KEYS` keys).
     vsh: bool,
 }
@@ -2649,7 +2649,7 @@ impl VulkanBackend {
         // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words, PREP's and
         // VSH's (the slice's values, f16).
         let h = heads;
-        let vsh = self.tune.attn_vsh && direct && split_len <= ATTN_VSH_KEYS;
+        let vsh = self.tune.attn_vsh && split_len <= ATTN_VSH_KEYS;
         let fits = |wg: u32, vsh: bool| {
             // attn_dec_prep's kf, nws, kn, vn, hsc and rcs (RoPE's table: hd / 2 pairs)
             let prep = if prep { 5 * hd + 9 } else { 0 };

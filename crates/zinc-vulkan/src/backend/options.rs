@@ -73,7 +73,7 @@ pub struct VulkanOptions {
     /// early weights' out-projection waiting beside the attention (its input is Q8_K). Kernel
     /// comparisons. `None`: on.
     pub attn_x32: Option<bool>,
-    /// Decode attention over one slice of up to 128 keys: the score pass also loads each key's
+    /// Decode attention in slices of up to 128 keys: the score pass also loads each key's
     /// value into shared memory beside the key (`attn_dec.comp`'s VSH), and the value pass
     /// reads them there, so the values' trips to memory overlap the keys' rather than follow
     /// the softmax; the same arithmetic, the same bits. Kernel comparisons. `None`: on.
