@@ -98,15 +98,22 @@ const uint KPP = WG / LPK; // keys per pass
 // bits 8–15 ABL, timing only (the results are wrong): parts of the work left out to see what
 // each costs — 1 the q/k norms, 2 RoPE, 4 the scores (keys unread), 8 the values (unread), 16
 // the output's quantization (the scores left out, the softmax reads zeros).
-// Bit 16, VSH (slices of at most VSH_KEYS keys): the score pass also loads each of its keys'
-// values, beside the keys, into shared memory (vsh), and the value pass reads them there — its
-// round trips to memory overlap the keys' instead of following the softmax.
 layout(constant_id = 5) const uint UX = 4;
 const uint U = UX & 15u;
 const uint ABL = (UX >> 8) & 255u;
-const uint HAS_VSH = (UX >> 16) & 1u;
-const bool VSH = HAS_VSH != 0u;
+// attn_dec_vsh and attn_dec_prep_vsh (this file compiled with VSH_ON; one slice of at most
+// VSH_KEYS keys): the score pass also loads each of its keys' values, beside the keys, into
+// shared memory (vsh), and the value pass reads them there — their round trips to memory
+// overlap the keys' instead of following the softmax. (A compiled variant, not a
+// specialization constant: the kernels without it, long contexts' among them, stay as they were;
+// with it behind a constant they measured 12% slower after 4,096 tokens on the H100.)
+#ifdef VSH_ON
+const bool VSH = true;
 const uint VSH_KEYS = 128u;
+#else
+const bool VSH = false;
+const uint VSH_KEYS = 0u;
+#endif
 
 shared float qs[G * HD];
 shared float ps[G * SL_MAX];
@@ -115,7 +122,9 @@ shared float ml[3u * 8u]; // per head: m, l, then (from 16) 1 / l for the output
 shared uint is_last;
 const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (MERGE_SPLITS)
 shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
-shared uvec4 vsh[1u + HAS_VSH * (VSH_KEYS * (HD / 8u) - 1u)]; // VSH: the slice's values
+#ifdef VSH_ON
+shared uvec4 vsh[VSH_KEYS * (HD / 8u)]; // the slice's values
+#endif
 #ifdef PREP_ON
 shared float kf[HD];     // PREP: the row's new key, normed and rotated
 shared float nws[2u * HD]; // PREP: the query norm's weights, then the key norm's
@@ -324,15 +333,17 @@ void main() {
             uvec4 kn4 = uvec4(kn[e0], kn[e0 + 1u], kn[e0 + 2u], kn[e0 + 3u]);
 #endif
             uvec4 w[U];
+#ifdef VSH_ON
             uvec4 wv[U];
+#endif
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint j = j0 + slot + u * KPP;
                 // Dimensions d0 .. d0 + 7 of key j: one vector of 8 halves.
                 uint at = (j * kv_dim + kvh * HD + d0) / 8u;
                 w[u] = j < end ? k4.v[at] : uvec4(0u);
-                if (VSH) {
-                    wv[u] = j < end ? v4.v[at] : uvec4(0u);
-                }
+#ifdef VSH_ON
+                wv[u] = j < end ? v4.v[at] : uvec4(0u);
+#endif
 #ifdef PREP_ON
                 // The row's own key from shared memory (its place in the cache may not be
                 // written yet: the load above is issued with the others, its value unused).
@@ -353,14 +364,14 @@ void main() {
                     }
                 }
             }
-            if (VSH) {
-                [[unroll]] for (uint u = 0u; u < U; u++) {
-                    uint j = j0 + slot + u * KPP;
-                    if (j < end) {
-                        vsh[(j - begin) * (HD / 8u) + d0 / 8u] = wv[u];
-                    }
+#ifdef VSH_ON
+            [[unroll]] for (uint u = 0u; u < U; u++) {
+                uint j = j0 + slot + u * KPP;
+                if (j < end) {
+                    vsh[(j - begin) * (HD / 8u) + d0 / 8u] = wv[u];
                 }
             }
+#endif
         }
         [[unroll]] for (uint u = 0u; u < U; u++) {
             uint j = j0 + slot + u * KPP;
@@ -411,7 +422,7 @@ void main() {
     // every head, U keys' loads at a time; then the slots are summed, first across a subgroup
     // (shuffles), then across subgroups in order (red), and the sums stored.
     // (VSH: the values staged by the score pass, unless the scores were left out.)
-    bool staged = VSH && (ABL & 4u) == 0u;
+    const bool staged = VSH && (ABL & 4u) == 0u;
     uint sg_slots = max(gl_SubgroupSize / LPK, 1u); // slots of one subgroup
     bool sg_first = (lane / LPK) == 0u;
     for (uint c = 0u; c < DPL / 8u; c++) {
@@ -430,11 +441,15 @@ void main() {
             uvec4 w[U];
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
+#ifdef VSH_ON
                 if (staged) {
                     w[u] = i < n ? vsh[i * (HD / 8u) + d0 / 8u] : uvec4(0u);
                 } else {
                     w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
                 }
+#else
+                w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
+#endif
 #ifdef PREP_ON
                 w[u] = i == inew ? vn4 : w[u];
 #endif

@@ -231,8 +231,8 @@ struct AttnDecPlan {
     direct: bool,
     /// Its workgroup size (WG).
     wg: u32,
-    /// The score pass stages the slice's values in shared memory (VSH; slices of at most
-    /// `ATTN_VSH_KEYS` keys).
+    /// The score pass stages the slice's values in shared memory (attn_dec.comp's VSH_ON
+    /// variants; one slice of at most `ATTN_VSH_KEYS` keys).
     vsh: bool,
 }
 
@@ -2649,7 +2649,7 @@ impl VulkanBackend {
         // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words, PREP's and
         // VSH's (the slice's values, f16).
         let h = heads;
-        let vsh = self.tune.attn_vsh && split_len <= ATTN_VSH_KEYS;
+        let vsh = self.tune.attn_vsh && direct && split_len <= ATTN_VSH_KEYS;
         let fits = |wg: u32, vsh: bool| {
             // attn_dec_prep's kf, nws, kn, vn, hsc and rcs (RoPE's table: hd / 2 pairs)
             let prep = if prep { 5 * hd + 9 } else { 0 };
@@ -2864,12 +2864,14 @@ impl VulkanBackend {
             lpk as u32,
             merge as u32,
             wg,
-            // U, the ablation bits and VSH (attn_dec.comp's UX).
-            self.tune.attn_ahead | self.tune.attn_ablate << 8 | (vsh as u32) << 16,
+            // U and the ablation bits (attn_dec.comp's UX).
+            self.tune.attn_ahead | self.tune.attn_ablate << 8,
         ];
-        let (shader, label) = match prep {
-            Some(_) => ("attn_dec_prep", "attn_prep"),
-            None => ("attn_dec", "attn_dec"),
+        let (shader, label) = match (prep, vsh) {
+            (Some(_), false) => ("attn_dec_prep", "attn_prep"),
+            (Some(_), true) => ("attn_dec_prep_vsh", "attn_prep"),
+            (None, false) => ("attn_dec", "attn_dec"),
+            (None, true) => ("attn_dec_vsh", "attn_dec"),
         };
         self.run_labeled(shader, label, spec, g, pc, None, false);
         self.sync_recorded(sync, qa, true);
