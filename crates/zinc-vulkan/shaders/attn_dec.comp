@@ -101,19 +101,6 @@ const uint KPP = WG / LPK; // keys per pass
 layout(constant_id = 5) const uint UX = 4;
 const uint U = UX & 15u;
 const uint ABL = (UX >> 8) & 255u;
-// attn_dec_vsh and attn_dec_prep_vsh (this file compiled with VSH_ON; one slice of at most
-// VSH_KEYS keys): the score pass also loads each of its keys' values, beside the keys, into
-// shared memory (vsh), and the value pass reads them there — their round trips to memory
-// overlap the keys' instead of following the softmax. (A compiled variant, not a
-// specialization constant: the kernels without it, long contexts' among them, stay as they were;
-// with it behind a constant they measured 12% slower after 4,096 tokens on the H100.)
-#ifdef VSH_ON
-const bool VSH = true;
-const uint VSH_KEYS = 128u;
-#else
-const bool VSH = false;
-const uint VSH_KEYS = 0u;
-#endif
 
 shared float qs[G * HD];
 shared float ps[G * SL_MAX];
@@ -122,9 +109,6 @@ shared float ml[3u * 8u]; // per head: m, l, then (from 16) 1 / l for the output
 shared uint is_last;
 const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (MERGE_SPLITS)
 shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
-#ifdef VSH_ON
-shared uvec4 vsh[VSH_KEYS * (HD / 8u)]; // the slice's values
-#endif
 #ifdef PREP_ON
 shared float kf[HD];     // PREP: the row's new key, normed and rotated
 shared float nws[2u * HD]; // PREP: the query norm's weights, then the key norm's
@@ -311,7 +295,6 @@ void main() {
     // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
     // are in flight together.
     Quads k4 = Quads(pc.kc);
-    Quads v4 = Quads(pc.vc);
     uint part_lane = tid % LPK;
     uint slot = tid / LPK;
     if ((ABL & 4u) != 0u) { // timing only: no scores, zeros in their place
@@ -333,17 +316,10 @@ void main() {
             uvec4 kn4 = uvec4(kn[e0], kn[e0 + 1u], kn[e0 + 2u], kn[e0 + 3u]);
 #endif
             uvec4 w[U];
-#ifdef VSH_ON
-            uvec4 wv[U];
-#endif
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint j = j0 + slot + u * KPP;
                 // Dimensions d0 .. d0 + 7 of key j: one vector of 8 halves.
-                uint at = (j * kv_dim + kvh * HD + d0) / 8u;
-                w[u] = j < end ? k4.v[at] : uvec4(0u);
-#ifdef VSH_ON
-                wv[u] = j < end ? v4.v[at] : uvec4(0u);
-#endif
+                w[u] = j < end ? k4.v[(j * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
 #ifdef PREP_ON
                 // The row's own key from shared memory (its place in the cache may not be
                 // written yet: the load above is issued with the others, its value unused).
@@ -364,14 +340,6 @@ void main() {
                     }
                 }
             }
-#ifdef VSH_ON
-            [[unroll]] for (uint u = 0u; u < U; u++) {
-                uint j = j0 + slot + u * KPP;
-                if (j < end) {
-                    vsh[(j - begin) * (HD / 8u) + d0 / 8u] = wv[u];
-                }
-            }
-#endif
         }
         [[unroll]] for (uint u = 0u; u < U; u++) {
             uint j = j0 + slot + u * KPP;
@@ -421,8 +389,7 @@ void main() {
     // Values, as the keys: invocation (slot, part_lane) sums its keys' 8-dimension vectors for
     // every head, U keys' loads at a time; then the slots are summed, first across a subgroup
     // (shuffles), then across subgroups in order (red), and the sums stored.
-    // (VSH: the values staged by the score pass, unless the scores were left out.)
-    const bool staged = VSH && (ABL & 4u) == 0u;
+    Quads v4 = Quads(pc.vc);
     uint sg_slots = max(gl_SubgroupSize / LPK, 1u); // slots of one subgroup
     bool sg_first = (lane / LPK) == 0u;
     for (uint c = 0u; c < DPL / 8u; c++) {
@@ -441,15 +408,7 @@ void main() {
             uvec4 w[U];
             [[unroll]] for (uint u = 0u; u < U; u++) {
                 uint i = i0 + u * KPP;
-#ifdef VSH_ON
-                if (staged) {
-                    w[u] = i < n ? vsh[i * (HD / 8u) + d0 / 8u] : uvec4(0u);
-                } else {
-                    w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
-                }
-#else
                 w[u] = i < n ? v4.v[((begin + i) * kv_dim + kvh * HD + d0) / 8u] : uvec4(0u);
-#endif
 #ifdef PREP_ON
                 w[u] = i == inew ? vn4 : w[u];
 #endif

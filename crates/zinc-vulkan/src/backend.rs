@@ -231,13 +231,7 @@ struct AttnDecPlan {
     direct: bool,
     /// Its workgroup size (WG).
     wg: u32,
-    /// The score pass stages the slice's values in shared memory (attn_dec.comp's VSH_ON
-    /// variants; one slice of at most `ATTN_VSH_KEYS` keys).
-    vsh: bool,
 }
-
-/// attn_dec.comp's VSH_KEYS: the most keys whose values its score pass stages.
-const ATTN_VSH_KEYS: usize = 128;
 
 /// What attn_dec.comp's PREP needs beyond the attention: the raw keys and values of the row,
 /// the q/k norms (where the model has them) and RoPE (`Backend::prep_attention`).
@@ -2646,11 +2640,9 @@ impl VulkanBackend {
                 .unwrap_or(1);
             (split_len, heads)
         };
-        // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words, PREP's and
-        // VSH's (the slice's values, f16).
+        // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words and PREP's.
         let h = heads;
-        let vsh = self.tune.attn_vsh && direct && split_len <= ATTN_VSH_KEYS;
-        let fits = |wg: u32, vsh: bool| {
+        let fits = |wg: u32| {
             // attn_dec_prep's kf, nws, kn, vn, hsc and rcs (RoPE's table: hd / 2 pairs)
             let prep = if prep { 5 * hd + 9 } else { 0 };
             let shared = 4
@@ -2661,27 +2653,23 @@ impl VulkanBackend {
                     + 1
                     + 8 * MERGE_SPLITS
                     + 4 * wg as usize
-                    + prep)
-                + if vsh { ATTN_VSH_KEYS * hd * 2 } else { 0 };
+                    + prep);
             shared <= self.ctx.info.max_shared_memory as usize
         };
         // The workgroup: as given, else 256 invocations for slices of 256 keys or more where
         // they fit (more of a long slice's keys in flight; from an empty context 128 measured
         // faster).
-        let long =
-            !direct && split_len >= 256 && self.ctx.info.max_workgroup >= 256 && fits(256, false);
+        let long = !direct && split_len >= 256 && self.ctx.info.max_workgroup >= 256 && fits(256);
         let wg = self.tune.attn_wg.unwrap_or(if long { 256 } else { 128 });
-        if keys.div_ceil(split_len) > MAX_SPLITS || split_len > 1024 || !fits(wg, false) {
+        if keys.div_ceil(split_len) > MAX_SPLITS || split_len > 1024 || !fits(wg) {
             return None;
         }
-        let vsh = vsh && fits(wg, true);
         Some(AttnDecPlan {
             lpk,
             split_len,
             heads,
             direct,
             wg,
-            vsh,
         })
     }
 
@@ -2801,7 +2789,6 @@ impl VulkanBackend {
             heads,
             direct,
             wg,
-            vsh,
         } = plan;
         let nsplit = keys.div_ceil(split_len);
         let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
@@ -2867,11 +2854,9 @@ impl VulkanBackend {
             // U and the ablation bits (attn_dec.comp's UX).
             self.tune.attn_ahead | self.tune.attn_ablate << 8,
         ];
-        let (shader, label) = match (prep, vsh) {
-            (Some(_), false) => ("attn_dec_prep", "attn_prep"),
-            (Some(_), true) => ("attn_dec_prep_vsh", "attn_prep"),
-            (None, false) => ("attn_dec", "attn_dec"),
-            (None, true) => ("attn_dec_vsh", "attn_dec"),
+        let (shader, label) = match prep {
+            Some(_) => ("attn_dec_prep", "attn_prep"),
+            None => ("attn_dec", "attn_dec"),
         };
         self.run_labeled(shader, label, spec, g, pc, None, false);
         self.sync_recorded(sync, qa, true);

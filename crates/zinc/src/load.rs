@@ -89,10 +89,6 @@ pub struct ModelArgs {
     /// K-quant out-projection, a query head a workgroup (kernel comparisons; default on).
     #[arg(long, hide = true)]
     pub vk_attn_x32: Option<bool>,
-    /// Vulkan decode attention over one slice: the values staged in shared memory by the score
-    /// pass (kernel comparisons; default on).
-    #[arg(long, hide = true)]
-    pub vk_attn_vsh: Option<bool>,
     /// Vulkan decode attention, timing only (wrong results): parts left out, bits 1 q/k norms,
     /// 2 RoPE, 4 scores, 8 values, 16 the output's quantization.
     #[arg(long, hide = true, default_value_t = 0)]
@@ -209,7 +205,7 @@ pub struct ModelArgs {
     #[arg(long, hide = true)]
     pub vk_prompt_f16: Option<bool>,
     /// Vulkan: MiB of device memory for f16 copies of quantized weights that speed up prompts
-    /// (default: half the memory on GPUs of 96 GiB or more, a quarter on GPUs of 32 GiB or
+    /// (default: half the memory on GPUs of 64 GiB or more, a quarter on GPUs of 32 GiB or
     /// more, else none).
     #[arg(long)]
     pub vk_prompt_cache_mb: Option<u64>,
@@ -358,7 +354,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_ahead: None,
         vk_attn_rope_table: None,
         vk_attn_x32: None,
-        vk_attn_vsh: None,
         vk_attn_ablate: 0,
         vk_attn_heads: a.vk_attn_heads,
         vk_attn_direct: a.vk_attn_direct,
@@ -457,7 +452,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_ahead: args.vk_attn_ahead,
         attn_rope_table: args.vk_attn_rope_table,
         attn_x32: args.vk_attn_x32,
-        attn_vsh: args.vk_attn_vsh,
         attn_ablate: args.vk_attn_ablate,
         attn_heads: args.vk_attn_heads,
         attn_direct: args.vk_attn_direct,

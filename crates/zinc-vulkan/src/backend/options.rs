@@ -73,14 +73,6 @@ pub struct VulkanOptions {
     /// early weights' out-projection waiting beside the attention (its input is Q8_K). Kernel
     /// comparisons. `None`: on.
     pub attn_x32: Option<bool>,
-    /// Decode attention over one slice of up to 128 keys: the score pass also loads each key's
-    /// value into shared memory beside the key (`attn_dec.comp`'s VSH), and the value pass
-    /// reads them there, so the values' trips to memory overlap the keys' rather than follow
-    /// the softmax; the same arithmetic, the same bits. Kernel comparisons. `None`: on (H100,
-    /// session 28: Qwen3-8B tg128 with `attn_x32` 296.5 / 294.0 tok/s against 289.1 / 292.3
-    /// off; in split slices of up to 128 keys after 4,096 tokens, not kept: 32 slices 222.9 /
-    /// 223.4 against 221.0 / 223.0 off, 64 slices 168.0 against 208.0).
-    pub attn_vsh: Option<bool>,
     /// Decode attention, timing only (the results are wrong): parts of attn_dec.comp's work
     /// left out, bits: 1 the q/k norms, 2 RoPE, 4 the scores, 8 the values, 16 the output's
     /// quantization (what a run gains without a part is what it costs). 0: none.
@@ -130,9 +122,10 @@ pub struct VulkanOptions {
     /// Quantized weights' f16 rows (`prompt_f16`) are kept for later prompts, up to this many
     /// MiB of device memory, instead of being decoded again for every prompt (and never past
     /// three quarters of the device's memory in all). `None`: half the device's memory on
-    /// devices of 96 GiB or more (H200, Qwen3-30B-A3B prompt 512: all 144 expert tensors then
-    /// fit, 6,522 → 7,127 tok/s, runs ±500), a quarter on devices of 32 GiB or more, none on
-    /// smaller ones (whose memory the KV cache needs more).
+    /// devices of 64 GiB or more (H200, Qwen3-30B-A3B prompt 512: all 144 expert tensors then
+    /// fit, 6,522 → 7,127 tok/s, runs ±500; H100 80 GB, session 28, alternating: 5,396 / 5,396
+    /// tok/s at a quarter, 6,633 / 6,631 at 40 GiB, 6,709 at 55 GiB), a quarter on devices of
+    /// 32 GiB or more, none on smaller ones (whose memory the KV cache needs more).
     pub prompt_weight_cache_mb: Option<u64>,
     /// The cooperative-matrix mat-mul's tile as (subgroups along weight rows, columns a step,
     /// subgroups along tokens): `matmul_cm.comp`'s SGM, BK and SGN (16·TM·SGN tokens × 64·SGM
@@ -405,8 +398,6 @@ pub(super) struct Tuning {
     pub(super) attn_rope_table: bool,
     /// See [`VulkanOptions::attn_x32`].
     pub(super) attn_x32: bool,
-    /// See [`VulkanOptions::attn_vsh`].
-    pub(super) attn_vsh: bool,
     /// See [`VulkanOptions::attn_slices`].
     pub(super) attn_slices: usize,
     /// See [`VulkanOptions::attn_heads`].
@@ -562,7 +553,7 @@ impl Tuning {
         const GIB: u64 = 1 << 30;
         let f16_budget = match opts.prompt_weight_cache_mb {
             Some(mb) => mb << 20,
-            None if info.vram >= 96 * GIB => info.vram / 2,
+            None if info.vram >= 64 * GIB => info.vram / 2,
             None if info.vram >= 32 * GIB => info.vram / 4,
             None => 0,
         };
@@ -831,7 +822,6 @@ impl Tuning {
             attn_ablate: opts.attn_ablate,
             attn_rope_table: opts.attn_rope_table.unwrap_or(true),
             attn_x32: opts.attn_x32.unwrap_or(true),
-            attn_vsh: opts.attn_vsh.unwrap_or(true),
             attn_slices,
             attn_heads,
             attn_direct,
