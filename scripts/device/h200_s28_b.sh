@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Historical: `--vk-attn-vsh` and VSH were removed after these calls; see BENCHMARKS, session 28.)
 # Session 28, second call: the decode attention over one slice with its output in chunks of 32
 # (`--vk-attn-x32`, a query head a workgroup) and the values staged by the score pass
 # (`--vk-attn-vsh`), both on by default now: the selftest, each against off on Qwen3-8B tg128

@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Historical: `--vk-attn-vsh` and VSH were removed after these calls; see BENCHMARKS, session 28.)
 # Session 28, third call: after 4,096 tokens against session 27's build (ZINC_OLD, f44f91c:
 # nothing of attn_x32 or VSH applies past one slice at the defaults, so the same speed is
 # expected), then VSH in split slices of up to 128 keys (`--vk-attn-slices 32` or 64 at 4,096

@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Historical: `--vk-attn-vsh` and VSH were removed after these calls; see BENCHMARKS, session 28.)
 # Session 28, fourth call: VSH as compiled variants (attn_dec_vsh, attn_dec_prep_vsh) instead of
 # a specialization constant, so that the kernels without it are as before: after 4,096 tokens
 # and tg128 against session 27's build (ZINC_OLD, f44f91c) alternating, then tg128 with each

@@ -697,6 +697,12 @@ pub struct VulkanBackend {
     /// The activation mode (`act_mode`) the last quantized mat-vec asked for: kernels that end
     /// in a mat-vec's input (RMSNorm, gated activations) quantize their output that way too.
     last_mode: std::sync::atomic::AtomicU32,
+    /// `attn_x32`: the chunk floats' address of the last decode attention output quantized in
+    /// chunks of 32 for a K-quant reader, and whether such an output was ever quantized afresh
+    /// by its reader (one not on matvec_dec: a Q5_K or Q3_K out-projection, a width
+    /// matvec_dec does not take). After that the attention quantizes in Q8_K blocks again.
+    attn_x32_at: AtomicU64,
+    attn_x32_refused: AtomicBool,
     /// `zinc_backend::cpu::gelu_f16_table()` on the device (GeGLU follows the CPU bit for bit).
     gelu_table: Buffer,
     /// attn_dec.comp's merge counters (`ATTN_COUNTERS` words, zero between dispatches).
@@ -926,6 +932,8 @@ impl VulkanBackend {
             qcache: Mutex::new(None),
             rcache: Mutex::new(None),
             last_mode: Default::default(),
+            attn_x32_at: Default::default(),
+            attn_x32_refused: Default::default(),
             gelu_table,
             attn_count,
             fuse_count,
@@ -1532,6 +1540,10 @@ impl VulkanBackend {
                 if c.holds(x, mode, ops) && (scaled_ok || c.scale.is_none()) {
                     let used = std::mem::replace(&mut c.used, true);
                     return Some((c.q, c.s, used, c.scale.clone()));
+                }
+                // An attention's chunks of 32 that this reader does not take (`attn_x32_at`).
+                if c.holds(x, 1, ops) && c.x32 && c.s == self.attn_x32_at.load(Relaxed) {
+                    self.attn_x32_refused.store(true, Relaxed);
                 }
             }
         }
@@ -2730,10 +2742,14 @@ impl VulkanBackend {
         let window = p.window.unwrap_or(0) as u32;
         // One slice (`direct`) for an out-projection that reads Q8_K (a K-quant's): chunks of
         // 32 with their own scales instead (`attn_x32`; matvec_dec.comp's X32), so that a
-        // workgroup may hold a single head. (Not where the out-projection may wait beside the
-        // attention, early weights' EARLY_O: a waiting mat-vec reads Q8_K.)
+        // workgroup may hold a single head where Q8_K's blocks need more (heads under 256
+        // wide). Not where the out-projection may wait beside the attention (early weights'
+        // EARLY_O, with PREP: a waiting mat-vec reads Q8_K), nor once a reader refused the
+        // chunks (`attn_x32_refused`).
+        let early_o = prep.is_some() && self.tune.early_weights & options::EARLY_O != 0;
+        let refused = self.attn_x32_refused.load(Relaxed);
         let x32 = self.tune.attn_x32
-            && self.tune.early_weights & options::EARLY_O == 0
+            && !(early_o || refused || p.head_dim.is_multiple_of(256))
             && keys <= self.tune.attn_direct
             && self.last_mode.load(Relaxed) == 2;
         let cols = p.n_head * p.head_dim;
@@ -2865,7 +2881,10 @@ impl VulkanBackend {
             _ => {
                 if let (Some((m, qb, sb)), true) = (target, mode != 0) {
                     let at = (qb.addr(), sb.addr());
-                    self.quant_primed_at(&out, m, at, (qb, Some(sb)), x32 && direct);
+                    if x32 {
+                        self.attn_x32_at.store(at.1, Relaxed);
+                    }
+                    self.quant_primed_at(&out, m, at, (qb, Some(sb)), x32);
                 }
             }
         }

@@ -1098,3 +1098,62 @@ fn the_decode_attention_quantizing_in_chunks_of_32_follows_q8k() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `attn_x32` where the out-projection cannot take chunks of 32 (a Q5_K one, not on
+/// matvec_dec): the first such projection quantizes the attention's output afresh and the
+/// attention goes back to Q8_K blocks for good — at most one quantization dispatch more than
+/// with the option off over a whole decode (not one a layer and step), and logits within 0.1%
+/// of the option-off run's RMS.
+#[test]
+fn attn_x32_steps_back_for_an_out_projection_that_refuses_chunks() {
+    let dir = std::env::temp_dir().join(format!("zinc-attn-x32-q5k-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut spec = small_qwen3(256, 512);
+    spec.n_head = 8;
+    spec.n_head_kv = 2;
+    spec.head_dim = 64;
+    // q, k, o, gate and up in Q5_K (no matvec_dec form); v and down in Q6_K.
+    spec.weight_type = GgmlType::Q5_K;
+    let path = dir.join("qwen3-x32-q5k.gguf");
+    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
+    let file = Arc::new(GgufModel::open(&path).expect("open"));
+    let gpu = |x32: bool| {
+        validated(
+            VulkanOptions {
+                threads_per_row: Some(16),
+                cpu_attention: Some(false),
+                decode_kquant: Some((32, 1, 128)),
+                attn_x32: Some(x32),
+                profile: true,
+                ..Default::default()
+            },
+            &file,
+        )
+    };
+    let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
+    let prompt = [5u32, 77, 301, 9];
+    let cont: Vec<u32> = (0..8).map(|i| (i * 53 + 21) % 1024).collect();
+    let (on, off) = (gpu(true), gpu(false));
+    let (l_on, l_off) = (forced(&on, &prompt, &cont), forced(&off, &prompt, &cont));
+    for (i, (a, b)) in l_on.iter().zip(&l_off).enumerate() {
+        let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+        assert!(
+            ms(&d).sqrt() <= 1e-3 * ms(b).sqrt(),
+            "step {i}: {} from the option-off logits",
+            ms(&d).sqrt()
+        );
+    }
+    let quants = |e: &Engine<VulkanBackend>| kernel_calls(e, |n| n == "quant_act");
+    let (q_on, q_off) = (quants(&on), quants(&off));
+    assert!(
+        q_on <= q_off + 1,
+        "{q_on} quantizations with the option against {q_off} without: the attention kept \
+         quantizing in chunks its out-projection refuses"
+    );
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -70,8 +70,12 @@ pub struct VulkanOptions {
     /// workgroup may hold one query head where Q8_K's blocks of 256 need two 128-wide heads:
     /// twice the workgroups, each with half the scores and values to make. The projection's
     /// input then rounds as llama.cpp's CUDA mat-vecs round it, not as the CPU's Q8_K. Not with
-    /// early weights' out-projection waiting beside the attention (its input is Q8_K). Kernel
-    /// comparisons. `None`: on.
+    /// early weights' out-projection waiting beside the attention (its input is Q8_K), not for
+    /// heads of 256 or wider (one a workgroup already), and not once an out-projection refused
+    /// the chunks (not on matvec_dec: it quantizes them afresh, once). Kernel comparisons.
+    /// `None`: on (H100, session 28, alternating with session 27's build: Qwen3-8B tg128
+    /// 298.7 / 297.6 tok/s against 289.4 / 289.6, 290.2 with the option off; Qwen3-30B-A3B
+    /// 328.6 / 328.9 against 315.1 / 312.0).
     pub attn_x32: Option<bool>,
     /// Decode attention, timing only (the results are wrong): parts of attn_dec.comp's work
     /// left out, bits: 1 the q/k norms, 2 RoPE, 4 the scores, 8 the values, 16 the output's
@@ -121,11 +125,12 @@ pub struct VulkanOptions {
     pub prompt_f16: Option<bool>,
     /// Quantized weights' f16 rows (`prompt_f16`) are kept for later prompts, up to this many
     /// MiB of device memory, instead of being decoded again for every prompt (and never past
-    /// three quarters of the device's memory in all). `None`: half the device's memory on
-    /// devices of 64 GiB or more (H200, Qwen3-30B-A3B prompt 512: all 144 expert tensors then
-    /// fit, 6,522 → 7,127 tok/s, runs ±500; H100 80 GB, session 28, alternating: 5,396 / 5,396
-    /// tok/s at a quarter, 6,633 / 6,631 at 40 GiB, 6,709 at 55 GiB), a quarter on devices of
-    /// 32 GiB or more, none on smaller ones (whose memory the KV cache needs more).
+    /// three quarters of the device's memory in all). `None`: half the memory of discrete GPUs
+    /// of 64 GiB or more (H200, Qwen3-30B-A3B prompt 512: all 144 expert tensors then fit,
+    /// 6,522 → 7,127 tok/s, runs ±500; H100 80 GB, session 28, alternating: 5,396 / 5,396
+    /// tok/s at a quarter, 6,633 / 6,631 at 40 GiB, 6,709 at 55 GiB, runs ±660–950), a quarter
+    /// on other devices of 32 GiB or more, none on smaller ones (whose memory the KV cache
+    /// needs more). The copies stay once made: a server's later KV caches get what is left.
     pub prompt_weight_cache_mb: Option<u64>,
     /// The cooperative-matrix mat-mul's tile as (subgroups along weight rows, columns a step,
     /// subgroups along tokens): `matmul_cm.comp`'s SGM, BK and SGN (16·TM·SGN tokens × 64·SGM
@@ -553,7 +558,10 @@ impl Tuning {
         const GIB: u64 = 1 << 30;
         let f16_budget = match opts.prompt_weight_cache_mb {
             Some(mb) => mb << 20,
-            None if info.vram >= 64 * GIB => info.vram / 2,
+            // (Half only of a discrete GPU's own memory: an integrated GPU's is the host's.)
+            None if info.vram >= 64 * GIB && info.kind == crate::DeviceKind::Discrete => {
+                info.vram / 2
+            }
             None if info.vram >= 32 * GIB => info.vram / 4,
             None => 0,
         };
@@ -901,6 +909,17 @@ mod tests {
         };
         let g = Tuning::resolve(&given, &device(crate::DeviceKind::Discrete, 80)).unwrap();
         assert_eq!(g.q6k_shape(151_936)[1], 1);
+        // Half of an 80 GB card's memory for f16 prompt copies; a quarter just under 64 GiB
+        // and of an integrated GPU's.
+        assert_eq!(g.f16_budget, (80u64 << 30) / 2);
+        assert!(g.attn_x32);
+        for (kind, gib) in [
+            (crate::DeviceKind::Discrete, 63),
+            (crate::DeviceKind::Integrated, 80),
+        ] {
+            let t = Tuning::resolve(&VulkanOptions::default(), &device(kind, gib)).unwrap();
+            assert_eq!(t.f16_budget, (gib << 30) / 4, "{kind:?} {gib} GiB");
+        }
         let mid = Tuning::resolve(
             &VulkanOptions::default(),
             &device(crate::DeviceKind::Discrete, 48),
