@@ -14,7 +14,7 @@ ab "" "--vk-attn-x32 false" -m /tmp/q8b.gguf -p 0 -n 128 -r 2
 ab "" "--vk-attn-x32 false" -m /tmp/moe.gguf -p 0 -n 128 -r 2
 D="-m /tmp/q8b.gguf -p 0 -n 64 -r 1 -d 4096"
 tps $Z $D
-for h in 2 4; do for s in 16 32 64; do tps $Z $D --vk-attn-heads $h --vk-attn-slices $s; done; done
+for s in 32 64; do tps $Z $D --vk-attn-heads 4 --vk-attn-slices $s; done
 tps $Z $D --vk-attn-ahead 8
 tps $Z $D
 llama_wait
