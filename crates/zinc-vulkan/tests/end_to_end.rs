@@ -1015,6 +1015,48 @@ fn gate_and_up_quantizing_their_own_rows_follow_the_tail() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A synthetic Qwen3 for `attn_x32`'s tests — 8 query heads of 64 over 2 KV heads (Q8_K's
+/// blocks take four a workgroup), q/k/o/gate/up in `weight_type` — written to a fresh temporary
+/// folder named after `what`: the folder (for the caller to remove) and the open file.
+fn x32_model(what: &str, weight_type: GgmlType) -> (std::path::PathBuf, Arc<GgufModel>) {
+    let dir = std::env::temp_dir().join(format!("zinc-{what}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut spec = small_qwen3(256, 512);
+    spec.n_head = 8;
+    spec.n_head_kv = 2;
+    spec.head_dim = 64;
+    spec.weight_type = weight_type;
+    let path = dir.join("qwen3.gguf");
+    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
+    (dir, Arc::new(GgufModel::open(&path).expect("open")))
+}
+
+/// A profiling Vulkan engine on `file` with the decode attention on attn_dec.comp at every
+/// length, the K-quant decode mat-vec at a GPU's shape (lavapipe's own is off) and `attn_x32`.
+fn x32_engine(file: &Arc<GgufModel>, x32: bool) -> Engine<VulkanBackend> {
+    validated(
+        VulkanOptions {
+            threads_per_row: Some(16),
+            cpu_attention: Some(false),
+            decode_kquant: Some((32, 1, 128)),
+            attn_x32: Some(x32),
+            profile: true,
+            ..Default::default()
+        },
+        file,
+    )
+}
+
+/// The root mean square of `a`, and of `a − b`.
+fn rms(a: &[f32]) -> f64 {
+    (a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64).sqrt()
+}
+
+fn rms_diff(a: &[f32], b: &[f32]) -> f64 {
+    let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
+    rms(&d)
+}
+
 /// The decode attention over one slice quantizing its output in Q8_0-style chunks of 32 for a
 /// K-quant out-projection (`VulkanOptions::attn_x32`, on by default: a query head a workgroup,
 /// the projection reading each chunk's own scale): a synthetic Qwen3 (8 query heads of 64 over 2 KV
@@ -1025,58 +1067,30 @@ fn gate_and_up_quantizing_their_own_rows_follow_the_tail() {
 /// (a prompt of 150 keys; the default takes up to 128 in one) the two forms give the same bits.
 #[test]
 fn the_decode_attention_quantizing_in_chunks_of_32_follows_q8k() {
-    let dir = std::env::temp_dir().join(format!("zinc-attn-x32-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    // 64-wide heads: Q8_K's blocks take four a workgroup.
-    let mut spec = small_qwen3(256, 512);
-    spec.n_head = 8;
-    spec.n_head_kv = 2;
-    spec.head_dim = 64;
-    let path = dir.join("qwen3-x32.gguf");
-    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
-    let file = Arc::new(GgufModel::open(&path).expect("open"));
+    let (dir, file) = x32_model("attn-x32", GgmlType::Q4_K);
     let cpu = engine(CpuBackend::new(), &file);
-    let gpu = |x32: bool| {
-        validated(
-            VulkanOptions {
-                threads_per_row: Some(16),
-                cpu_attention: Some(false),
-                // The K-quant decode mat-vec at a GPU's shape (lavapipe's own is off).
-                decode_kquant: Some((32, 1, 128)),
-                attn_x32: Some(x32),
-                profile: true,
-                ..Default::default()
-            },
-            &file,
-        )
-    };
-    let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
-    let dist = |a: &[f32], b: &[f32]| {
-        let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
-        ms(&d).sqrt()
-    };
     let cont: Vec<u32> = (0..8).map(|i| (i * 61 + 3) % 1024).collect();
     for prompt_len in [4usize, 150] {
         let prompt: Vec<u32> = (0..prompt_len as u32)
             .map(|i| (i * 43 + 9) % 1024)
             .collect();
-        let (on, off) = (gpu(true), gpu(false));
+        let (on, off) = (x32_engine(&file, true), x32_engine(&file, false));
         let (l_on, l_off) = (forced(&on, &prompt, &cont), forced(&off, &prompt, &cont));
         let lc = forced(&cpu, &prompt, &cont);
         let mut differ = false;
         for (i, ((a, b), c)) in l_on.iter().zip(&l_off).zip(&lc).enumerate() {
             differ |= a.iter().zip(b).any(|(x, y)| x.to_bits() != y.to_bits());
             assert!(
-                dist(a, b) < 0.03 * ms(b).sqrt(),
+                rms_diff(a, b) < 0.03 * rms(b),
                 "prompt {prompt_len}, step {i}: {} from the Q8_K form's logits (RMS {})",
-                dist(a, b),
-                ms(b).sqrt()
+                rms_diff(a, b),
+                rms(b)
             );
             assert!(
-                dist(a, c) < 0.05 * ms(c).sqrt(),
+                rms_diff(a, c) < 0.05 * rms(c),
                 "prompt {prompt_len}, step {i}: {} from the CPU (RMS {})",
-                dist(a, c),
-                ms(c).sqrt()
+                rms_diff(a, c),
+                rms(c)
             );
         }
         assert_eq!(
@@ -1106,41 +1120,17 @@ fn the_decode_attention_quantizing_in_chunks_of_32_follows_q8k() {
 /// of the option-off run's RMS.
 #[test]
 fn attn_x32_steps_back_for_an_out_projection_that_refuses_chunks() {
-    let dir = std::env::temp_dir().join(format!("zinc-attn-x32-q5k-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let mut spec = small_qwen3(256, 512);
-    spec.n_head = 8;
-    spec.n_head_kv = 2;
-    spec.head_dim = 64;
     // q, k, o, gate and up in Q5_K (no matvec_dec form); v and down in Q6_K.
-    spec.weight_type = GgmlType::Q5_K;
-    let path = dir.join("qwen3-x32-q5k.gguf");
-    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
-    let file = Arc::new(GgufModel::open(&path).expect("open"));
-    let gpu = |x32: bool| {
-        validated(
-            VulkanOptions {
-                threads_per_row: Some(16),
-                cpu_attention: Some(false),
-                decode_kquant: Some((32, 1, 128)),
-                attn_x32: Some(x32),
-                profile: true,
-                ..Default::default()
-            },
-            &file,
-        )
-    };
-    let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
+    let (dir, file) = x32_model("attn-x32-q5k", GgmlType::Q5_K);
     let prompt = [5u32, 77, 301, 9];
     let cont: Vec<u32> = (0..8).map(|i| (i * 53 + 21) % 1024).collect();
-    let (on, off) = (gpu(true), gpu(false));
+    let (on, off) = (x32_engine(&file, true), x32_engine(&file, false));
     let (l_on, l_off) = (forced(&on, &prompt, &cont), forced(&off, &prompt, &cont));
     for (i, (a, b)) in l_on.iter().zip(&l_off).enumerate() {
-        let d: Vec<f32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
         assert!(
-            ms(&d).sqrt() <= 1e-3 * ms(b).sqrt(),
+            rms_diff(a, b) <= 1e-3 * rms(b),
             "step {i}: {} from the option-off logits",
-            ms(&d).sqrt()
+            rms_diff(a, b)
         );
     }
     let quants = |e: &Engine<VulkanBackend>| kernel_calls(e, |n| n == "quant_act");
