@@ -43,6 +43,14 @@
 // dispatch's last workgroup signals once every output is stored (early weights); with flags
 // bit 3, from word 14 RoPE's cos and sin of each pair i < n_rot / 2 at the row's position, as
 // the host computed them (the CPU backend's values: no angle stepped, no sin or cos here).
+// attn_dec_tile and attn_dec_prep_tile (this file compiled with TILE_ON; split slices, no merge,
+// G a power of two, HD a multiple of 32 up to 128): the slice's keys, then its values, go
+// through shared memory a tile of TK keys at a time, loaded once for the workgroup's G heads
+// (a KV head's query heads together, where the plain form reads a slice from L2 once for each
+// head of its workgroups). Scores: invocation (head, part of HD / 4 dimensions, key slot) holds
+// its head's part of the query in registers and dots it with the tile's keys of its slot, the
+// four parts summed by shuffles. Values: invocation (head, pair of dimensions) sums the
+// tile's values of its pair, weighted, into registers — no reduction across invocations.
 
 #include "common.glsl"
 
@@ -109,6 +117,32 @@ shared float ml[3u * 8u]; // per head: m, l, then (from 16) 1 / l for the output
 shared uint is_last;
 const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (MERGE_SPLITS)
 shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
+#ifdef TILE_ON
+const uint TK = 64u;          // keys a tile
+const uint V8 = HD / 8u;      // 16-byte vectors a key
+const uint PARTS = 4u;        // invocations a (head, key) score, HD / 4 dimensions each
+const uint DP = HD / PARTS;   // dimensions a part
+const uint KS = WG / (G * PARTS); // key slots
+const uint NPAIR = G * HD / 2u;   // (head, pair of dimensions) sums of the values
+const uint PPI = (NPAIR + WG - 1u) / WG; // of them an invocation
+const uint LPT = (TK * V8 + WG - 1u) / WG; // vectors an invocation loads a tile
+// The tile: keys vector-major (vector c of key k at v = c·TK + k, so that a subgroup's keys are
+// consecutive), values key-major (v = k·V8 + c, a subgroup's pairs consecutive).
+shared uvec4 tile[TK * V8];
+
+// Invocation tid's vectors of the tile of keys (or values) from key t0 — tile slots tid,
+// tid + WG, … — from the cache at `src` (zero past the slice's end `end`).
+void tile_fetch(Quads src, uint t0, uint end, uint kv_dim, uint kvh, bool keys, uint tid,
+                out uvec4 w[LPT]) {
+    [[unroll]] for (uint i = 0u; i < LPT; i++) {
+        uint v = tid + i * WG;
+        uint k = keys ? v % TK : v / V8;
+        uint c = keys ? v / TK : v % V8;
+        uint j = t0 + k;
+        w[i] = v < TK * V8 && j < end ? src.v[(j * kv_dim + kvh * HD) / 8u + c] : uvec4(0u);
+    }
+}
+#endif
 #ifdef PREP_ON
 shared float kf[HD];     // PREP: the row's new key, normed and rotated
 shared float nws[2u * HD]; // PREP: the query norm's weights, then the key norm's
@@ -292,6 +326,60 @@ void main() {
     barrier();
 #endif
 
+#ifdef TILE_ON
+    Quads k4 = Quads(pc.kc);
+    Quads v4 = Quads(pc.vc);
+    uint lane = gl_SubgroupInvocationID;
+    uint sg = tid / gl_SubgroupSize;
+    uint nsg = WG / gl_SubgroupSize;
+    uint n = end > begin ? end - begin : 0u;
+    {
+        // Scores, a tile at a time: invocation (head th, part pt, key slot ks).
+        uint th = tid / (WG / G);
+        uint pt = tid % PARTS;
+        uint ks = (tid % (WG / G)) / PARTS;
+        float qv[DP];
+        [[unroll]] for (uint e = 0u; e < DP; e++) {
+            qv[e] = qs[th * HD + pt * DP + e];
+        }
+        // Each tile's loads are issued before the tile before it is multiplied.
+        uvec4 w[LPT];
+        tile_fetch(k4, begin, end, kv_dim, kvh, true, tid, w);
+        for (uint t0 = begin; t0 < end; t0 += TK) {
+            uint tn = min(TK, end - t0);
+            barrier(); // the tile's last reads are done
+            [[unroll]] for (uint i = 0u; i < LPT; i++) {
+                uint v = tid + i * WG;
+                if (v < TK * V8) {
+#ifdef PREP_ON
+                    uint c = v / TK;
+                    if (t0 + v % TK - begin == inew) { // the row's own key, from shared memory
+                        w[i] = uvec4(kn[4u * c], kn[4u * c + 1u], kn[4u * c + 2u], kn[4u * c + 3u]);
+                    }
+#endif
+                    tile[v] = w[i];
+                }
+            }
+            barrier();
+            tile_fetch(k4, t0 + TK, end, kv_dim, kvh, true, tid, w);
+            for (uint kk = ks; kk < tn; kk += KS) {
+                float sum = 0.0;
+                [[unroll]] for (uint c = 0u; c < DP / 8u; c++) {
+                    uvec4 w = tile[(pt * (DP / 8u) + c) * TK + kk];
+                    [[unroll]] for (uint e = 0u; e < 4u; e++) {
+                        vec2 kk2 = unpackHalf2x16(w[e]);
+                        sum += qv[8u * c + 2u * e] * kk2.x + qv[8u * c + 2u * e + 1u] * kk2.y;
+                    }
+                }
+                sum += subgroupShuffleXor(sum, 1u);
+                sum += subgroupShuffleXor(sum, 2u);
+                if (pt == 0u) {
+                    ps[th * SL_MAX + (t0 - begin + kk)] = pc.scale * sum;
+                }
+            }
+        }
+    }
+#else
     // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
     // are in flight together.
     Quads k4 = Quads(pc.kc);
@@ -356,13 +444,14 @@ void main() {
             }
         }
     }
-    barrier();
-
-    // Softmax of the slice, a subgroup per head.
     uint n = end > begin ? end - begin : 0u;
     uint sg = tid / gl_SubgroupSize;
     uint nsg = WG / gl_SubgroupSize;
     uint lane = gl_SubgroupInvocationID;
+#endif
+    barrier();
+
+    // Softmax of the slice, a subgroup per head.
     for (uint gi = sg; gi < G; gi += nsg) {
         float m = NEG_BIG;
         for (uint i = lane; i < n; i += gl_SubgroupSize) {
@@ -386,6 +475,59 @@ void main() {
     }
     barrier();
 
+#ifdef TILE_ON
+    {
+        // Values, a tile at a time: invocation pairs p = tid, tid + WG, … (head p / (HD / 2),
+        // dimensions 2·(p % (HD / 2)) and the next), each its own sum across the slice.
+        vec2 acc2[PPI];
+        [[unroll]] for (uint i = 0u; i < PPI; i++) {
+            acc2[i] = vec2(0.0);
+        }
+        uvec4 w[LPT];
+        tile_fetch(v4, begin, end, kv_dim, kvh, false, tid, w);
+        for (uint t0 = begin; t0 < end; t0 += TK) {
+            uint tn = min(TK, end - t0);
+            barrier(); // the tile's last reads are done
+            [[unroll]] for (uint i = 0u; i < LPT; i++) {
+                uint v = tid + i * WG;
+                if (v < TK * V8) {
+#ifdef PREP_ON
+                    uint c = v % V8;
+                    if (t0 + v / V8 - begin == inew) { // the row's own value, from shared memory
+                        w[i] = uvec4(vn[4u * c], vn[4u * c + 1u], vn[4u * c + 2u], vn[4u * c + 3u]);
+                    }
+#endif
+                    tile[v] = w[i];
+                }
+            }
+            barrier();
+            tile_fetch(v4, t0 + TK, end, kv_dim, kvh, false, tid, w);
+            [[unroll]] for (uint i = 0u; i < PPI; i++) {
+                uint pr = tid + i * WG;
+                if (pr < NPAIR) {
+                    uint gi = pr / (HD / 2u);
+                    uint pp = pr % (HD / 2u);
+                    vec2 a = acc2[i];
+                    for (uint kk = 0u; kk < tn; kk++) {
+                        float w = ps[gi * SL_MAX + (t0 - begin + kk)];
+                        a += w * unpackHalf2x16(tile[kk * V8 + pp / 4u][pp % 4u]);
+                    }
+                    acc2[i] = a;
+                }
+            }
+        }
+        [[unroll]] for (uint i = 0u; i < PPI; i++) {
+            uint pr = tid + i * WG;
+            if (pr < NPAIR) {
+                uint gi = pr / (HD / 2u);
+                uint pp = pr % (HD / 2u);
+                uint out_base = ((t * pc.n_head + h0 + gi) * nsplit + sp) * (HD + 2u);
+                pc.part.v[out_base + 2u + 2u * pp] = acc2[i].x;
+                pc.part.v[out_base + 3u + 2u * pp] = acc2[i].y;
+            }
+        }
+    }
+#else
     // Values, as the keys: invocation (slot, part_lane) sums its keys' 8-dimension vectors for
     // every head, U keys' loads at a time; then the slots are summed, first across a subgroup
     // (shuffles), then across subgroups in order (red), and the sums stored.
@@ -499,6 +641,7 @@ void main() {
         }
         barrier();
     }
+#endif
     if (pc.direct == 1u) {
         // One slice: the output is acc / l (ml[16 + head], stored with the softmax).
         write_output(t, h0, tid);

@@ -231,7 +231,13 @@ struct AttnDecPlan {
     direct: bool,
     /// Its workgroup size (WG).
     wg: u32,
+    /// Split slices through shared memory a tile at a time, a KV head's query heads together
+    /// (attn_dec.comp's TILE_ON variants, `VulkanOptions::attn_tile`).
+    tile: bool,
 }
+
+/// attn_dec.comp's TK: keys a tile of its TILE_ON variants.
+const ATTN_TILE_KEYS: usize = 64;
 
 /// What attn_dec.comp's PREP needs beyond the attention: the raw keys and values of the row,
 /// the q/k norms (where the model has them) and RoPE (`Backend::prep_attention`).
@@ -2652,9 +2658,9 @@ impl VulkanBackend {
                 .unwrap_or(1);
             (split_len, heads)
         };
-        // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words and PREP's.
-        let h = heads;
-        let fits = |wg: u32| {
+        // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words, PREP's and
+        // TILE's.
+        let fits = |h: usize, wg: u32, tile: bool| {
             // attn_dec_prep's kf, nws, kn, vn, hsc and rcs (RoPE's table: hd / 2 pairs)
             let prep = if prep { 5 * hd + 9 } else { 0 };
             let shared = 4
@@ -2665,15 +2671,33 @@ impl VulkanBackend {
                     + 1
                     + 8 * MERGE_SPLITS
                     + 4 * wg as usize
-                    + prep);
+                    + prep)
+                + if tile { ATTN_TILE_KEYS * hd * 2 } else { 0 };
             shared <= self.ctx.info.max_shared_memory as usize
         };
         // The workgroup: as given, else 256 invocations for slices of 256 keys or more where
         // they fit (more of a long slice's keys in flight; from an empty context 128 measured
         // faster).
-        let long = !direct && split_len >= 256 && self.ctx.info.max_workgroup >= 256 && fits(256);
-        let wg = self.tune.attn_wg.unwrap_or(if long { 256 } else { 128 });
-        if keys.div_ceil(split_len) > MAX_SPLITS || split_len > 1024 || !fits(wg) {
+        let long_wg = |h: usize, tile: bool| {
+            let long = !direct
+                && split_len >= 256
+                && self.ctx.info.max_workgroup >= 256
+                && fits(h, 256, tile);
+            self.tune.attn_wg.unwrap_or(if long { 256 } else { 128 })
+        };
+        // TILE (split slices): all of a KV head's query heads a workgroup, a power of two up
+        // to 8, heads a multiple of 32 up to 128 wide, subgroups of 4 or more (a score's four
+        // parts meet by shuffles), where the shared memory holds it.
+        let tile_shape = !direct
+            && self.tune.attn_tile
+            && g.is_power_of_two()
+            && hd.is_multiple_of(32)
+            && hd <= 128
+            && sgs >= 4;
+        let tile = tile_shape && fits(g, long_wg(g, true), true);
+        let heads = if tile { g } else { heads };
+        let wg = long_wg(heads, tile);
+        if keys.div_ceil(split_len) > MAX_SPLITS || split_len > 1024 || !fits(heads, wg, tile) {
             return None;
         }
         Some(AttnDecPlan {
@@ -2682,6 +2706,7 @@ impl VulkanBackend {
             heads,
             direct,
             wg,
+            tile,
         })
     }
 
@@ -2805,6 +2830,7 @@ impl VulkanBackend {
             heads,
             direct,
             wg,
+            tile,
         } = plan;
         let nsplit = keys.div_ceil(split_len);
         let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
@@ -2816,6 +2842,7 @@ impl VulkanBackend {
         // merged in place).
         let workgroups = p.n_head / heads;
         let merge = !direct
+            && !tile
             && self.tune.attn_merge
             && workgroups <= ATTN_COUNTERS
             && nsplit <= MERGE_SPLITS;
@@ -2870,9 +2897,11 @@ impl VulkanBackend {
             // U and the ablation bits (attn_dec.comp's UX).
             self.tune.attn_ahead | self.tune.attn_ablate << 8,
         ];
-        let (shader, label) = match prep {
-            Some(_) => ("attn_dec_prep", "attn_prep"),
-            None => ("attn_dec", "attn_dec"),
+        let (shader, label) = match (prep, tile) {
+            (Some(_), false) => ("attn_dec_prep", "attn_prep"),
+            (Some(_), true) => ("attn_dec_prep_tile", "attn_prep"),
+            (None, false) => ("attn_dec", "attn_dec"),
+            (None, true) => ("attn_dec_tile", "attn_dec"),
         };
         self.run_labeled(shader, label, spec, g, pc, None, false);
         self.sync_recorded(sync, qa, true);
