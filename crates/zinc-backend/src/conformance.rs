@@ -855,6 +855,8 @@ pub fn run<B: Backend>(
         // tiles for 64-wide heads).
         (4, 2, 64, 900, 1, None),
         (8, 2, 64, 1200, 1, Some(500)),
+        // Slices of 256 keys and more of 128-wide heads (GPUs' workgroups of 256; tiles there).
+        (8, 2, 128, 4100, 1, None),
     ] {
         let case = format!(
             "attention heads={n_head}/{n_head_kv} head_dim={head_dim} ctx={ctx} rows={rows} window={window:?}"

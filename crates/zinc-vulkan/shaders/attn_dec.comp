@@ -317,7 +317,14 @@ void main() {
 #ifdef PREP_ON
     // The slice index of the row's own key, where this slice holds it (else past the slice).
     bool has_new = begin <= p && p < end;
-    prep(t, h0, kvh, p, has_new, has_new && h0 % pc.group == 0u, tid);
+    bool writer = has_new && h0 % pc.group == 0u;
+#ifdef TILE_ON
+    // (TILE: the workgroup is the only reader of its KV head's slice; it stores the row's key
+    // and value at its end, so that every read of that position here is the substitution's.)
+    prep(t, h0, kvh, p, has_new, false, tid);
+#else
+    prep(t, h0, kvh, p, has_new, writer, tid);
+#endif
     uint inew = has_new ? p - begin : 0xFFFFFFFFu;
 #else
     for (uint i = tid; i < G * HD; i += WG) {
@@ -329,6 +336,7 @@ void main() {
 #ifdef TILE_ON
     Quads k4 = Quads(pc.kc);
     Quads v4 = Quads(pc.vc);
+    uvec4 wt[LPT]; // a tile's vectors in flight (the scores', then the values')
     uint lane = gl_SubgroupInvocationID;
     uint sg = tid / gl_SubgroupSize;
     uint nsg = WG / gl_SubgroupSize;
@@ -342,9 +350,9 @@ void main() {
         [[unroll]] for (uint e = 0u; e < DP; e++) {
             qv[e] = qs[th * HD + pt * DP + e];
         }
-        // Each tile's loads are issued before the tile before it is multiplied.
-        uvec4 w[LPT];
-        tile_fetch(k4, begin, end, kv_dim, kvh, true, tid, w);
+        // Each tile's loads are issued before the tile before it is multiplied; after the last
+        // tile of keys, the first of values.
+        tile_fetch(k4, begin, end, kv_dim, kvh, true, tid, wt);
         for (uint t0 = begin; t0 < end; t0 += TK) {
             uint tn = min(TK, end - t0);
             barrier(); // the tile's last reads are done
@@ -354,26 +362,33 @@ void main() {
 #ifdef PREP_ON
                     uint c = v / TK;
                     if (t0 + v % TK - begin == inew) { // the row's own key, from shared memory
-                        w[i] = uvec4(kn[4u * c], kn[4u * c + 1u], kn[4u * c + 2u], kn[4u * c + 3u]);
+                        wt[i] = uvec4(kn[4u * c], kn[4u * c + 1u], kn[4u * c + 2u], kn[4u * c + 3u]);
                     }
 #endif
-                    tile[v] = w[i];
+                    tile[v] = wt[i];
                 }
             }
             barrier();
-            tile_fetch(k4, t0 + TK, end, kv_dim, kvh, true, tid, w);
-            for (uint kk = ks; kk < tn; kk += KS) {
+            if (t0 + TK < end) { // uniform
+                tile_fetch(k4, t0 + TK, end, kv_dim, kvh, true, tid, wt);
+            } else {
+                tile_fetch(v4, begin, end, kv_dim, kvh, false, tid, wt);
+            }
+            // A fixed count of keys a slot (KS divides TK; the tile is zero past the slice),
+            // every lane of a score's four through the same shuffles.
+            [[unroll]] for (uint r = 0u; r < TK / KS; r++) {
+                uint kk = ks + r * KS;
                 float sum = 0.0;
                 [[unroll]] for (uint c = 0u; c < DP / 8u; c++) {
-                    uvec4 w = tile[(pt * (DP / 8u) + c) * TK + kk];
+                    uvec4 kv = tile[(pt * (DP / 8u) + c) * TK + kk];
                     [[unroll]] for (uint e = 0u; e < 4u; e++) {
-                        vec2 kk2 = unpackHalf2x16(w[e]);
+                        vec2 kk2 = unpackHalf2x16(kv[e]);
                         sum += qv[8u * c + 2u * e] * kk2.x + qv[8u * c + 2u * e + 1u] * kk2.y;
                     }
                 }
                 sum += subgroupShuffleXor(sum, 1u);
                 sum += subgroupShuffleXor(sum, 2u);
-                if (pt == 0u) {
+                if (pt == 0u && kk < tn) {
                     ps[th * SL_MAX + (t0 - begin + kk)] = pc.scale * sum;
                 }
             }
@@ -483,8 +498,7 @@ void main() {
         [[unroll]] for (uint i = 0u; i < PPI; i++) {
             acc2[i] = vec2(0.0);
         }
-        uvec4 w[LPT];
-        tile_fetch(v4, begin, end, kv_dim, kvh, false, tid, w);
+        // (The first tile of values was fetched with the last tile of keys.)
         for (uint t0 = begin; t0 < end; t0 += TK) {
             uint tn = min(TK, end - t0);
             barrier(); // the tile's last reads are done
@@ -494,23 +508,25 @@ void main() {
 #ifdef PREP_ON
                     uint c = v % V8;
                     if (t0 + v / V8 - begin == inew) { // the row's own value, from shared memory
-                        w[i] = uvec4(vn[4u * c], vn[4u * c + 1u], vn[4u * c + 2u], vn[4u * c + 3u]);
+                        wt[i] = uvec4(vn[4u * c], vn[4u * c + 1u], vn[4u * c + 2u], vn[4u * c + 3u]);
                     }
 #endif
-                    tile[v] = w[i];
+                    tile[v] = wt[i];
                 }
             }
             barrier();
-            tile_fetch(v4, t0 + TK, end, kv_dim, kvh, false, tid, w);
+            tile_fetch(v4, t0 + TK, end, kv_dim, kvh, false, tid, wt);
             [[unroll]] for (uint i = 0u; i < PPI; i++) {
                 uint pr = tid + i * WG;
                 if (pr < NPAIR) {
                     uint gi = pr / (HD / 2u);
                     uint pp = pr % (HD / 2u);
                     vec2 a = acc2[i];
-                    for (uint kk = 0u; kk < tn; kk++) {
-                        float w = ps[gi * SL_MAX + (t0 - begin + kk)];
-                        a += w * unpackHalf2x16(tile[kk * V8 + pp / 4u][pp % 4u]);
+                    [[unroll]] for (uint kk = 0u; kk < TK; kk++) {
+                        if (kk < tn) {
+                            float pw = ps[gi * SL_MAX + (t0 - begin + kk)];
+                            a += pw * unpackHalf2x16(tile[kk * V8 + pp / 4u][pp % 4u]);
+                        }
                     }
                     acc2[i] = a;
                 }
@@ -642,6 +658,17 @@ void main() {
         barrier();
     }
 #endif
+#ifdef TILE_ON
+#ifdef PREP_ON
+    if (writer) { // the row's key and value into the cache, now every read of them is done
+        uint dst = (p * kv_dim + kvh * HD) / 2u;
+        for (uint i = tid; i < HD / 2u; i += WG) {
+            pc.kc.v[dst + i] = kn[i];
+            pc.vc.v[dst + i] = vn[i];
+        }
+    }
+#endif
+#else
     if (pc.direct == 1u) {
         // One slice: the output is acc / l (ml[16 + head], stored with the softmax).
         write_output(t, h0, tid);
@@ -655,6 +682,7 @@ void main() {
 #endif
         return;
     }
+#endif
     if (tid < G) {
         uint out_base = ((t * pc.n_head + h0 + tid) * nsplit + sp) * (HD + 2u);
         float m0 = n > 0u ? ml[2u * tid] : NEG_BIG;

@@ -2672,7 +2672,8 @@ impl VulkanBackend {
                     + 8 * MERGE_SPLITS
                     + 4 * wg as usize
                     + prep)
-                + if tile { ATTN_TILE_KEYS * hd * 2 } else { 0 };
+                // (The tile's 16-byte alignment and the few words not counted above.)
+                + if tile { ATTN_TILE_KEYS * hd * 2 + 32 } else { 0 };
             shared <= self.ctx.info.max_shared_memory as usize
         };
         // The workgroup: as given, else 256 invocations for slices of 256 keys or more where
