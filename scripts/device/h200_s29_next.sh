@@ -3,7 +3,7 @@
 # selftest (and with `--vk-attn-tile`); attn_x32 against off on Qwen3-8B tg128 and the MoE (the
 # H200 has not measured it); then after 4,096 tokens the split slices in tiles
 # (`--vk-attn-tile`, session 28, never run on a GPU) against the default, alternating, and at 32
-# and 8 and 64 slices; the current kernels' heads × slices and keys ahead, once each; then the three
+# and 8 and 64 slices; the current kernel with 8 keys ahead; then the three
 # side-by-sides with llama.cpp's CUDA build (built beside from the start). About 9 minutes.
 . scripts/device/common.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -19,8 +19,6 @@ ab "" "--vk-attn-tile true" $D
 tps $Z $D --vk-attn-tile true --vk-attn-slices 32
 tps $Z $D --vk-attn-tile true --vk-attn-slices 8
 tps $Z $D --vk-attn-tile true --vk-attn-slices 64
-for s in 32 64; do tps $Z $D --vk-attn-heads 4 --vk-attn-slices $s; done
 tps $Z $D --vk-attn-ahead 8
-tps $Z $D
 llama_wait
 vs_llama
