@@ -277,6 +277,28 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
 }
 #endif
 
+#ifdef TILE_ON
+// `tile_fetch`'s vectors w into the tile of keys (or values) from key t0 of the slice from
+// `begin`; the row's own key (value), at slice index `inew`, from shared memory (PREP: kn, vn).
+void tile_store(uint t0, uint begin, uint inew, bool keys, uint tid, uvec4 w[LPT]) {
+    [[unroll]] for (uint i = 0u; i < LPT; i++) {
+        uint v = tid + i * WG;
+        if (v < TK * V8) {
+            uvec4 x = w[i];
+#ifdef PREP_ON
+            uint k = keys ? v % TK : v / V8;
+            uint c = keys ? v / TK : v % V8;
+            if (t0 + k - begin == inew) {
+                x = keys ? uvec4(kn[4u * c], kn[4u * c + 1u], kn[4u * c + 2u], kn[4u * c + 3u])
+                         : uvec4(vn[4u * c], vn[4u * c + 1u], vn[4u * c + 2u], vn[4u * c + 3u]);
+            }
+#endif
+            tile[v] = x;
+        }
+    }
+}
+#endif
+
 // The output of the workgroup's G heads of row t: qs[i] (head i / HD's unnormalized sums)
 // times ml[16 + head] (its 1 / L), written to o and, with a mode, quantized by the whole
 // workgroup (every invocation calls it; G·HD a multiple of the block).
@@ -334,6 +356,9 @@ void main() {
 #endif
 
 #ifdef TILE_ON
+#ifndef PREP_ON
+    uint inew = 0xFFFFFFFFu; // (no row of its own to substitute)
+#endif
     Quads k4 = Quads(pc.kc);
     Quads v4 = Quads(pc.vc);
     uvec4 wt[LPT]; // a tile's vectors in flight (the scores', then the values')
@@ -356,18 +381,7 @@ void main() {
         for (uint t0 = begin; t0 < end; t0 += TK) {
             uint tn = min(TK, end - t0);
             barrier(); // the tile's last reads are done
-            [[unroll]] for (uint i = 0u; i < LPT; i++) {
-                uint v = tid + i * WG;
-                if (v < TK * V8) {
-#ifdef PREP_ON
-                    uint c = v / TK;
-                    if (t0 + v % TK - begin == inew) { // the row's own key, from shared memory
-                        wt[i] = uvec4(kn[4u * c], kn[4u * c + 1u], kn[4u * c + 2u], kn[4u * c + 3u]);
-                    }
-#endif
-                    tile[v] = wt[i];
-                }
-            }
+            tile_store(t0, begin, inew, true, tid, wt);
             barrier();
             if (t0 + TK < end) { // uniform
                 tile_fetch(k4, t0 + TK, end, kv_dim, kvh, true, tid, wt);
@@ -502,18 +516,7 @@ void main() {
         for (uint t0 = begin; t0 < end; t0 += TK) {
             uint tn = min(TK, end - t0);
             barrier(); // the tile's last reads are done
-            [[unroll]] for (uint i = 0u; i < LPT; i++) {
-                uint v = tid + i * WG;
-                if (v < TK * V8) {
-#ifdef PREP_ON
-                    uint c = v % V8;
-                    if (t0 + v / V8 - begin == inew) { // the row's own value, from shared memory
-                        wt[i] = uvec4(vn[4u * c], vn[4u * c + 1u], vn[4u * c + 2u], vn[4u * c + 3u]);
-                    }
-#endif
-                    tile[v] = wt[i];
-                }
-            }
+            tile_store(t0, begin, inew, false, tid, wt);
             barrier();
             tile_fetch(v4, t0 + TK, end, kv_dim, kvh, false, tid, wt);
             [[unroll]] for (uint i = 0u; i < PPI; i++) {

@@ -209,8 +209,8 @@ pub struct ModelArgs {
     #[arg(long, hide = true)]
     pub vk_prompt_f16: Option<bool>,
     /// Vulkan: MiB of device memory for f16 copies of quantized weights that speed up prompts
-    /// (default: half the memory on GPUs of 64 GiB or more, a quarter on GPUs of 32 GiB or
-    /// more, else none).
+    /// (default: half the memory on discrete GPUs of 64 GiB or more, a quarter on other GPUs of
+    /// 32 GiB or more, else none).
     #[arg(long)]
     pub vk_prompt_cache_mb: Option<u64>,
     /// Vulkan cooperative-matrix tile, `SGMxBK[xSGN]` (kernel tuning): SGM 1 or 2, BK 32 or 64,
