@@ -850,12 +850,10 @@ pub fn run<B: Backend>(
         // A decode step over 3,000 keys: many slices of 64-wide heads (on lavapipe a key's
         // invocations each take one 8-dimension vector, as 128-wide heads have on GPUs).
         (8, 2, 64, 3000, 1, None),
-        // Split slices of two and of four query heads a KV head, one windowed (Vulkan's
-        // `attn_tile` takes a KV head's heads together; lavapipe's shared memory holds its
-        // tiles for 64-wide heads).
+        // Split slices of two and of four query heads a KV head, one windowed.
         (4, 2, 64, 900, 1, None),
         (8, 2, 64, 1200, 1, Some(500)),
-        // Slices of 256 keys and more of 128-wide heads (GPUs' workgroups of 256; tiles there).
+        // Slices of 256 keys and more of 128-wide heads (GPUs' workgroups of 256).
         (8, 2, 128, 4100, 1, None),
     ] {
         let case = format!(

@@ -43,14 +43,6 @@
 // dispatch's last workgroup signals once every output is stored (early weights); with flags
 // bit 3, from word 14 RoPE's cos and sin of each pair i < n_rot / 2 at the row's position, as
 // the host computed them (the CPU backend's values: no angle stepped, no sin or cos here).
-// attn_dec_tile and attn_dec_prep_tile (this file compiled with TILE_ON; split slices, no merge,
-// G a power of two, HD a multiple of 32 up to 128): the slice's keys, then its values, go
-// through shared memory a tile of TK keys at a time, loaded once for the workgroup's G heads
-// (a KV head's query heads together, where the plain form reads a slice from L2 once for each
-// head of its workgroups). Scores: invocation (head, part of HD / 4 dimensions, key slot) holds
-// its head's part of the query in registers and dots it with the tile's keys of its slot, the
-// four parts summed by shuffles. Values: invocation (head, pair of dimensions) sums the
-// tile's values of its pair, weighted, into registers — no reduction across invocations.
 
 #include "common.glsl"
 
@@ -116,33 +108,9 @@ shared float red[G * LPK * 8u]; // values: the slots' sums, head by head
 shared float ml[3u * 8u]; // per head: m, l, then (from 16) 1 / l for the output
 shared uint is_last;
 const uint MERGE_MAX = 8u; // the most slices the host lets a dispatch merge (MERGE_SPLITS)
+// (wexp is declared in every variant: at MERGE_MAX 16 the H100's driver compiled attn_dec_prep to
+// 58 registers instead of 47, and after 4,096 tokens Qwen3-8B ran 7% slower.)
 shared float wexp[8u * MERGE_MAX]; // merge: per head and slice, e^(m_s − M)
-#ifdef TILE_ON
-const uint TK = 64u;          // keys a tile
-const uint V8 = HD / 8u;      // 16-byte vectors a key
-const uint PARTS = 4u;        // invocations a (head, key) score, HD / 4 dimensions each
-const uint DP = HD / PARTS;   // dimensions a part
-const uint KS = WG / (G * PARTS); // key slots
-const uint NPAIR = G * HD / 2u;   // (head, pair of dimensions) sums of the values
-const uint PPI = (NPAIR + WG - 1u) / WG; // of them an invocation
-const uint LPT = (TK * V8 + WG - 1u) / WG; // vectors an invocation loads a tile
-// The tile: keys vector-major (vector c of key k at v = c·TK + k, so that a subgroup's keys are
-// consecutive), values key-major (v = k·V8 + c, a subgroup's pairs consecutive).
-shared uvec4 tile[TK * V8];
-
-// Invocation tid's vectors of the tile of keys (or values) from key t0 — tile slots tid,
-// tid + WG, … — from the cache at `src` (zero past the slice's end `end`).
-void tile_fetch(Quads src, uint t0, uint end, uint kv_dim, uint kvh, bool keys, uint tid,
-                out uvec4 w[LPT]) {
-    [[unroll]] for (uint i = 0u; i < LPT; i++) {
-        uint v = tid + i * WG;
-        uint k = keys ? v % TK : v / V8;
-        uint c = keys ? v / TK : v % V8;
-        uint j = t0 + k;
-        w[i] = v < TK * V8 && j < end ? src.v[(j * kv_dim + kvh * HD) / 8u + c] : uvec4(0u);
-    }
-}
-#endif
 #ifdef PREP_ON
 shared float kf[HD];     // PREP: the row's new key, normed and rotated
 shared float nws[2u * HD]; // PREP: the query norm's weights, then the key norm's
@@ -277,28 +245,6 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
 }
 #endif
 
-#ifdef TILE_ON
-// `tile_fetch`'s vectors w into the tile of keys (or values) from key t0 of the slice from
-// `begin`; the row's own key (value), at slice index `inew`, from shared memory (PREP: kn, vn).
-void tile_store(uint t0, uint begin, uint inew, bool keys, uint tid, uvec4 w[LPT]) {
-    [[unroll]] for (uint i = 0u; i < LPT; i++) {
-        uint v = tid + i * WG;
-        if (v < TK * V8) {
-            uvec4 x = w[i];
-#ifdef PREP_ON
-            uint k = keys ? v % TK : v / V8;
-            uint c = keys ? v / TK : v % V8;
-            if (t0 + k - begin == inew) {
-                x = keys ? uvec4(kn[4u * c], kn[4u * c + 1u], kn[4u * c + 2u], kn[4u * c + 3u])
-                         : uvec4(vn[4u * c], vn[4u * c + 1u], vn[4u * c + 2u], vn[4u * c + 3u]);
-            }
-#endif
-            tile[v] = x;
-        }
-    }
-}
-#endif
-
 // The output of the workgroup's G heads of row t: qs[i] (head i / HD's unnormalized sums)
 // times ml[16 + head] (its 1 / L), written to o and, with a mode, quantized by the whole
 // workgroup (every invocation calls it; G·HD a multiple of the block).
@@ -339,14 +285,7 @@ void main() {
 #ifdef PREP_ON
     // The slice index of the row's own key, where this slice holds it (else past the slice).
     bool has_new = begin <= p && p < end;
-    bool writer = has_new && h0 % pc.group == 0u;
-#ifdef TILE_ON
-    // (TILE: the workgroup is the only reader of its KV head's slice; it stores the row's key
-    // and value at its end, so that every read of that position here is the substitution's.)
-    prep(t, h0, kvh, p, has_new, false, tid);
-#else
-    prep(t, h0, kvh, p, has_new, writer, tid);
-#endif
+    prep(t, h0, kvh, p, has_new, has_new && h0 % pc.group == 0u, tid);
     uint inew = has_new ? p - begin : 0xFFFFFFFFu;
 #else
     for (uint i = tid; i < G * HD; i += WG) {
@@ -355,60 +294,6 @@ void main() {
     barrier();
 #endif
 
-#ifdef TILE_ON
-#ifndef PREP_ON
-    uint inew = 0xFFFFFFFFu; // (no row of its own to substitute)
-#endif
-    Quads k4 = Quads(pc.kc);
-    Quads v4 = Quads(pc.vc);
-    uvec4 wt[LPT]; // a tile's vectors in flight (the scores', then the values')
-    uint lane = gl_SubgroupInvocationID;
-    uint sg = tid / gl_SubgroupSize;
-    uint nsg = WG / gl_SubgroupSize;
-    uint n = end > begin ? end - begin : 0u;
-    {
-        // Scores, a tile at a time: invocation (head th, part pt, key slot ks).
-        uint th = tid / (WG / G);
-        uint pt = tid % PARTS;
-        uint ks = (tid % (WG / G)) / PARTS;
-        float qv[DP];
-        [[unroll]] for (uint e = 0u; e < DP; e++) {
-            qv[e] = qs[th * HD + pt * DP + e];
-        }
-        // Each tile's loads are issued before the tile before it is multiplied; after the last
-        // tile of keys, the first of values.
-        tile_fetch(k4, begin, end, kv_dim, kvh, true, tid, wt);
-        for (uint t0 = begin; t0 < end; t0 += TK) {
-            uint tn = min(TK, end - t0);
-            barrier(); // the tile's last reads are done
-            tile_store(t0, begin, inew, true, tid, wt);
-            barrier();
-            if (t0 + TK < end) { // uniform
-                tile_fetch(k4, t0 + TK, end, kv_dim, kvh, true, tid, wt);
-            } else {
-                tile_fetch(v4, begin, end, kv_dim, kvh, false, tid, wt);
-            }
-            // A fixed count of keys a slot (KS divides TK; the tile is zero past the slice),
-            // every lane of a score's four through the same shuffles.
-            [[unroll]] for (uint r = 0u; r < TK / KS; r++) {
-                uint kk = ks + r * KS;
-                float sum = 0.0;
-                [[unroll]] for (uint c = 0u; c < DP / 8u; c++) {
-                    uvec4 kv = tile[(pt * (DP / 8u) + c) * TK + kk];
-                    [[unroll]] for (uint e = 0u; e < 4u; e++) {
-                        vec2 kk2 = unpackHalf2x16(kv[e]);
-                        sum += qv[8u * c + 2u * e] * kk2.x + qv[8u * c + 2u * e + 1u] * kk2.y;
-                    }
-                }
-                sum += subgroupShuffleXor(sum, 1u);
-                sum += subgroupShuffleXor(sum, 2u);
-                if (pt == 0u && kk < tn) {
-                    ps[th * SL_MAX + (t0 - begin + kk)] = pc.scale * sum;
-                }
-            }
-        }
-    }
-#else
     // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
     // are in flight together.
     Quads k4 = Quads(pc.kc);
@@ -473,14 +358,13 @@ void main() {
             }
         }
     }
+    barrier();
+
+    // Softmax of the slice, a subgroup per head.
     uint n = end > begin ? end - begin : 0u;
     uint sg = tid / gl_SubgroupSize;
     uint nsg = WG / gl_SubgroupSize;
     uint lane = gl_SubgroupInvocationID;
-#endif
-    barrier();
-
-    // Softmax of the slice, a subgroup per head.
     for (uint gi = sg; gi < G; gi += nsg) {
         float m = NEG_BIG;
         for (uint i = lane; i < n; i += gl_SubgroupSize) {
@@ -504,49 +388,6 @@ void main() {
     }
     barrier();
 
-#ifdef TILE_ON
-    {
-        // Values, a tile at a time: invocation pairs p = tid, tid + WG, … (head p / (HD / 2),
-        // dimensions 2·(p % (HD / 2)) and the next), each its own sum across the slice.
-        vec2 acc2[PPI];
-        [[unroll]] for (uint i = 0u; i < PPI; i++) {
-            acc2[i] = vec2(0.0);
-        }
-        // (The first tile of values was fetched with the last tile of keys.)
-        for (uint t0 = begin; t0 < end; t0 += TK) {
-            uint tn = min(TK, end - t0);
-            barrier(); // the tile's last reads are done
-            tile_store(t0, begin, inew, false, tid, wt);
-            barrier();
-            tile_fetch(v4, t0 + TK, end, kv_dim, kvh, false, tid, wt);
-            [[unroll]] for (uint i = 0u; i < PPI; i++) {
-                uint pr = tid + i * WG;
-                if (pr < NPAIR) {
-                    uint gi = pr / (HD / 2u);
-                    uint pp = pr % (HD / 2u);
-                    vec2 a = acc2[i];
-                    [[unroll]] for (uint kk = 0u; kk < TK; kk++) {
-                        if (kk < tn) {
-                            float pw = ps[gi * SL_MAX + (t0 - begin + kk)];
-                            a += pw * unpackHalf2x16(tile[kk * V8 + pp / 4u][pp % 4u]);
-                        }
-                    }
-                    acc2[i] = a;
-                }
-            }
-        }
-        [[unroll]] for (uint i = 0u; i < PPI; i++) {
-            uint pr = tid + i * WG;
-            if (pr < NPAIR) {
-                uint gi = pr / (HD / 2u);
-                uint pp = pr % (HD / 2u);
-                uint out_base = ((t * pc.n_head + h0 + gi) * nsplit + sp) * (HD + 2u);
-                pc.part.v[out_base + 2u + 2u * pp] = acc2[i].x;
-                pc.part.v[out_base + 3u + 2u * pp] = acc2[i].y;
-            }
-        }
-    }
-#else
     // Values, as the keys: invocation (slot, part_lane) sums its keys' 8-dimension vectors for
     // every head, U keys' loads at a time; then the slots are summed, first across a subgroup
     // (shuffles), then across subgroups in order (red), and the sums stored.
@@ -660,18 +501,6 @@ void main() {
         }
         barrier();
     }
-#endif
-#ifdef TILE_ON
-#ifdef PREP_ON
-    if (writer) { // the row's key and value into the cache, now every read of them is done
-        uint dst = (p * kv_dim + kvh * HD) / 2u;
-        for (uint i = tid; i < HD / 2u; i += WG) {
-            pc.kc.v[dst + i] = kn[i];
-            pc.vc.v[dst + i] = vn[i];
-        }
-    }
-#endif
-#else
     if (pc.direct == 1u) {
         // One slice: the output is acc / l (ml[16 + head], stored with the softmax).
         write_output(t, h0, tid);
@@ -685,7 +514,6 @@ void main() {
 #endif
         return;
     }
-#endif
     if (tid < G) {
         uint out_base = ((t * pc.n_head + h0 + tid) * nsplit + sp) * (HD + 2u);
         float m0 = n > 0u ? ml[2u * tid] : NEG_BIG;

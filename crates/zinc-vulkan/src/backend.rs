@@ -91,7 +91,7 @@ const SPLIT_LEN: usize = 64;
 const MAX_SPLITS: usize = 128;
 /// attn_dec.comp's slices at long contexts, about (`VulkanOptions::attn_slices`: with a query
 /// head a workgroup, 16 measured ahead of 32 on the H200 — more workgroups do not pay for
-/// merging more partials).
+/// merging more partials; on the H100 12 measured the same as 16, session 29).
 const ATTN_DEC_SLICES: usize = 16;
 /// Kernels whose outputs index other data (expert ids): left out, later kernels could read out
 /// of bounds, so they are never skipped, nor counted for an ablation.
@@ -231,13 +231,7 @@ struct AttnDecPlan {
     direct: bool,
     /// Its workgroup size (WG).
     wg: u32,
-    /// Split slices through shared memory a tile at a time, a KV head's query heads together
-    /// (attn_dec.comp's TILE_ON variants, `VulkanOptions::attn_tile`).
-    tile: bool,
 }
-
-/// attn_dec.comp's TK: keys a tile of its TILE_ON variants.
-const ATTN_TILE_KEYS: usize = 64;
 
 /// What attn_dec.comp's PREP needs beyond the attention: the raw keys and values of the row,
 /// the q/k norms (where the model has them) and RoPE (`Backend::prep_attention`).
@@ -308,7 +302,9 @@ const ATTN_COUNTERS: usize = 4096;
 const FUSE_COUNTERS: usize = 4096;
 /// Counters of matvec.comp's ROUTE (one per token), after FUSE's in the same buffer.
 const ROUTE_COUNTERS: usize = 64;
-/// attn_dec.comp merges its slices itself up to this many of them (its MERGE_MAX).
+/// attn_dec.comp merges its slices itself up to this many of them (its MERGE_MAX: 16 there,
+/// its `wexp` array twice as large in every variant, took attn_dec_prep from 47 to 58
+/// registers on the H100 and Qwen3-8B at 4,096 tokens from 258.6 to 240.5 tok/s).
 const MERGE_SPLITS: usize = 8;
 /// Slots of the early-weights sync buffer (sync.glsl), used in turn: a slot comes round again
 /// only after barriers have retired every earlier use of it.
@@ -1670,19 +1666,23 @@ impl VulkanBackend {
         int_next: bool,
         mode: u32,
     ) -> Option<(u32, VkTensor, VkTensor)> {
+        self.quant_block(rows, cols, int_next, mode)?;
+        let n = rows * cols;
+        Some((mode, self.new_tensor(1, n / 4), self.new_tensor(1, n / 8)))
+    }
+
+    /// The block `quant_target_in` would quantize in (32 for mode 1, 256 for mode 2), or
+    /// `None` where it makes no target; nothing allocated.
+    fn quant_block(&self, rows: usize, cols: usize, int_next: bool, mode: u32) -> Option<usize> {
         let block = match mode {
             1 => 32,
             2 => 256,
             _ => return None,
         };
-        if !self.tune.int_dot
-            || (self.tune.coopmat && rows > 4 && !int_next)
-            || !cols.is_multiple_of(block)
-        {
-            return None;
-        }
-        let n = rows * cols;
-        Some((mode, self.new_tensor(1, n / 4), self.new_tensor(1, n / 8)))
+        let fits = self.tune.int_dot
+            && !(self.tune.coopmat && rows > 4 && !int_next)
+            && cols.is_multiple_of(block);
+        fits.then_some(block)
     }
 
     /// Early weights: a sync.glsl slot and a fresh epoch (never 0) for a producer about to be
@@ -2658,9 +2658,9 @@ impl VulkanBackend {
                 .unwrap_or(1);
             (split_len, heads)
         };
-        // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words, PREP's and
-        // TILE's.
-        let fits = |h: usize, wg: u32, tile: bool| {
+        // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words and PREP's.
+        let h = heads;
+        let fits = |wg: u32| {
             // attn_dec_prep's kf, nws, kn, vn, hsc and rcs (RoPE's table: hd / 2 pairs)
             let prep = if prep { 5 * hd + 9 } else { 0 };
             let shared = 4
@@ -2671,34 +2671,15 @@ impl VulkanBackend {
                     + 1
                     + 8 * MERGE_SPLITS
                     + 4 * wg as usize
-                    + prep)
-                // (The tile's 16-byte alignment and the few words not counted above.)
-                + if tile { ATTN_TILE_KEYS * hd * 2 + 32 } else { 0 };
+                    + prep);
             shared <= self.ctx.info.max_shared_memory as usize
         };
         // The workgroup: as given, else 256 invocations for slices of 256 keys or more where
         // they fit (more of a long slice's keys in flight; from an empty context 128 measured
         // faster).
-        let long_wg = |h: usize, tile: bool| {
-            let long = !direct
-                && split_len >= 256
-                && self.ctx.info.max_workgroup >= 256
-                && fits(h, 256, tile);
-            self.tune.attn_wg.unwrap_or(if long { 256 } else { 128 })
-        };
-        // TILE (split slices): all of a KV head's query heads a workgroup, a power of two up
-        // to 8, heads a multiple of 32 up to 128 wide, subgroups of 4 or more (a score's four
-        // parts meet by shuffles), where the shared memory holds it.
-        let tile_shape = !direct
-            && self.tune.attn_tile
-            && g.is_power_of_two()
-            && hd.is_multiple_of(32)
-            && hd <= 128
-            && sgs >= 4;
-        let tile = tile_shape && fits(g, long_wg(g, true), true);
-        let heads = if tile { g } else { heads };
-        let wg = long_wg(heads, tile);
-        if keys.div_ceil(split_len) > MAX_SPLITS || split_len > 1024 || !fits(heads, wg, tile) {
+        let long = !direct && split_len >= 256 && self.ctx.info.max_workgroup >= 256 && fits(256);
+        let wg = self.tune.attn_wg.unwrap_or(if long { 256 } else { 128 });
+        if keys.div_ceil(split_len) > MAX_SPLITS || split_len > 1024 || !fits(wg) {
             return None;
         }
         Some(AttnDecPlan {
@@ -2707,7 +2688,6 @@ impl VulkanBackend {
             heads,
             direct,
             wg,
-            tile,
         })
     }
 
@@ -2766,26 +2746,42 @@ impl VulkanBackend {
     ) -> Option<VkTensor> {
         let (_, keys) = attn_keys(positions, p);
         let window = p.window.unwrap_or(0) as u32;
-        // One slice (`direct`) for an out-projection that reads Q8_K (a K-quant's): chunks of
-        // 32 with their own scales instead (`attn_x32`; matvec_dec.comp's X32), so that a
-        // workgroup may hold a single head where Q8_K's blocks need more (heads under 256
-        // wide). Not where the out-projection may wait beside the attention (early weights'
-        // EARLY_O, with PREP: a waiting mat-vec reads Q8_K), nor once a reader refused the
-        // chunks (`attn_x32_refused`).
+        // One slice (`direct`), or slices merged in place (`attn_merge`), for an out-projection
+        // that reads Q8_K (a K-quant's): chunks of 32 with their own scales instead
+        // (`attn_x32`; matvec_dec.comp's X32), so that a workgroup may hold a single head
+        // where Q8_K's blocks need more (heads under 256 wide). Not where the out-projection
+        // may wait beside the attention (early weights' EARLY_O, with PREP: a waiting mat-vec
+        // reads Q8_K), nor once a reader refused the chunks (`attn_x32_refused`).
         let early_o = prep.is_some() && self.tune.early_weights & options::EARLY_O != 0;
         let refused = self.attn_x32_refused.load(Relaxed);
-        let x32 = self.tune.attn_x32
+        let x32_ok = self.tune.attn_x32
             && !(early_o || refused || p.head_dim.is_multiple_of(256))
-            && keys <= self.tune.attn_direct
             && self.last_mode.load(Relaxed) == 2;
         let cols = p.n_head * p.head_dim;
+        // Merged in place only where asked (`attn_merge`) and for up to MERGE_SPLITS slices
+        // (at most a counter a workgroup column).
+        let merges = |plan: &AttnDecPlan| {
+            !plan.direct
+                && self.tune.attn_merge
+                && p.n_head / plan.heads <= ATTN_COUNTERS
+                && keys.div_ceil(plan.split_len) <= MERGE_SPLITS
+        };
+        let plan_in = |block: Option<usize>| self.attn_dec_plan(p, keys, block, prep.is_some());
+        // Chunks of 32 where their plan has one slice or merges its own (no tensor made to
+        // find out).
+        let plan32 = x32_ok
+            .then(|| self.quant_block(1, cols, false, 1))
+            .flatten()
+            .and_then(|b| plan_in(Some(b)));
+        let x32 = plan32.as_ref().is_some_and(|pl| pl.direct || merges(pl));
         let target = if x32 {
             self.quant_target_in(1, cols, false, 1)
         } else {
             self.quant_target(1, cols)
         };
         let block = target.as_ref().map(|t| if t.0 == 1 { 32 } else { 256 });
-        let plan = self.attn_dec_plan(p, keys, block, prep.is_some())?;
+        let plan = if x32 { plan32 } else { plan_in(block) }?;
+        let merge = merges(&plan);
         // The raw keys and values, and the rest of PREP's parameters (uploaded).
         let prm = match prep {
             Some(r) => {
@@ -2831,22 +2827,16 @@ impl VulkanBackend {
             heads,
             direct,
             wg,
-            tile,
         } = plan;
         let nsplit = keys.div_ceil(split_len);
         let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
         let whole = block.is_some_and(|b| (heads * p.head_dim).is_multiple_of(b));
         let target = target.filter(|_| whole);
-        // Merged in place only where asked (`attn_merge`) and for a few slices: on the
-        // H200 attn_combine.comp is faster at short contexts as well as long ones
-        // (Qwen3-8B at 4,096 tokens, slices then chosen for about 64: 147 → 131 tok/s
-        // merged in place).
+        // Merged in place only where asked (`attn_merge`; on the H200 attn_combine.comp was
+        // faster at short contexts as well as long ones while a merged head's output could
+        // not be quantized by the merge: Qwen3-8B at 4,096 tokens, slices then chosen for
+        // about 64: 147 → 131 tok/s merged in place).
         let workgroups = p.n_head / heads;
-        let merge = !direct
-            && !tile
-            && self.tune.attn_merge
-            && workgroups <= ATTN_COUNTERS
-            && nsplit <= MERGE_SPLITS;
         let (mode, qa, sa) = target
             .as_ref()
             .filter(|_| merge || direct)
@@ -2898,11 +2888,9 @@ impl VulkanBackend {
             // U and the ablation bits (attn_dec.comp's UX).
             self.tune.attn_ahead | self.tune.attn_ablate << 8,
         ];
-        let (shader, label) = match (prep, tile) {
-            (Some(_), false) => ("attn_dec_prep", "attn_prep"),
-            (Some(_), true) => ("attn_dec_prep_tile", "attn_prep"),
-            (None, false) => ("attn_dec", "attn_dec"),
-            (None, true) => ("attn_dec_tile", "attn_dec"),
+        let (shader, label) = match prep {
+            Some(_) => ("attn_dec_prep", "attn_prep"),
+            None => ("attn_dec", "attn_dec"),
         };
         self.run_labeled(shader, label, spec, g, pc, None, false);
         self.sync_recorded(sync, qa, true);

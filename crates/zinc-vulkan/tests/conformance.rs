@@ -24,8 +24,6 @@ fn vulkan_backend_conforms_without_validation_errors() {
         (1, true, true, None, None, None),
         GPU_STYLE,
         (64, false, true, None, None, None),
-        // Split attention in tiles (`attn_tile`, keyed to 32 threads a row in `conforms`).
-        (32, true, false, None, Some((32, 2, 128)), None),
         (
             8,
             true,

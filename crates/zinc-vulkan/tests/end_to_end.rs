@@ -1113,6 +1113,80 @@ fn the_decode_attention_quantizing_in_chunks_of_32_follows_q8k() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Split decode attention merged in place by its last workgroup (`VulkanOptions::attn_merge`)
+/// with its output in chunks of 32 for the K-quant out-projection (`attn_x32`): after a prompt
+/// of 200 tokens (7 slices of 32 keys), every step's logits within 3% of the RMS of the
+/// default form's (slices merged by `attn_combine`, the output in Q8_K blocks) and 5% of the
+/// CPU's, with neither an `attn_combine` dispatch nor a quantization dispatch more than the
+/// default form; without the chunks the merged output (one head of 64 a workgroup, not a
+/// 256-block) is quantized by a dispatch of its own.
+#[test]
+fn split_attention_merged_in_place_quantizes_in_chunks_of_32() {
+    let (dir, file) = x32_model("attn-merge-x32", GgmlType::Q4_K);
+    let cpu = engine(CpuBackend::new(), &file);
+    let prompt: Vec<u32> = (0..200u32).map(|i| (i * 37 + 11) % 1024).collect();
+    let cont: Vec<u32> = (0..6).map(|i| (i * 67 + 13) % 1024).collect();
+    let gpu = |merge: bool, x32: bool| {
+        validated(
+            VulkanOptions {
+                threads_per_row: Some(16),
+                cpu_attention: Some(false),
+                decode_kquant: Some((32, 1, 128)),
+                attn_merge: Some(merge),
+                attn_x32: Some(x32),
+                profile: true,
+                ..Default::default()
+            },
+            &file,
+        )
+    };
+    let (merged, plain, merged_q8k) = (gpu(true, true), gpu(false, true), gpu(true, false));
+    let l_m = forced(&merged, &prompt, &cont);
+    let l_p = forced(&plain, &prompt, &cont);
+    let lc = forced(&cpu, &prompt, &cont);
+    for (i, ((a, b), c)) in l_m.iter().zip(&l_p).zip(&lc).enumerate().skip(1) {
+        assert!(
+            rms_diff(a, b) < 0.03 * rms(b),
+            "step {i}: {} from the default form's logits (RMS {})",
+            rms_diff(a, b),
+            rms(b)
+        );
+        assert!(
+            rms_diff(a, c) < 0.05 * rms(c),
+            "step {i}: {} from the CPU (RMS {})",
+            rms_diff(a, c),
+            rms(c)
+        );
+    }
+    let _ = forced(&merged_q8k, &prompt, &cont);
+    let combines = |e: &Engine<VulkanBackend>| kernel_calls(e, |n| n == "attn_combine");
+    let quants = |e: &Engine<VulkanBackend>| kernel_calls(e, |n| n == "quant_act");
+    assert!(
+        combines(&plain) > 0,
+        "the default form merged without attn_combine"
+    );
+    assert_eq!(
+        combines(&merged),
+        0,
+        "the merged form still ran attn_combine"
+    );
+    assert_eq!(
+        quants(&merged),
+        quants(&plain),
+        "the out-projection quantized the merged output again"
+    );
+    assert!(
+        quants(&merged_q8k) > quants(&merged),
+        "without chunks of 32 the merged output should need a quantization of its own"
+    );
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `attn_x32` where the out-projection cannot take chunks of 32 (a Q5_K one, not on
 /// matvec_dec): the first such projection quantizes the attention's output afresh and the
 /// attention goes back to Q8_K blocks for good — at most one quantization dispatch more than
@@ -1140,63 +1214,6 @@ fn attn_x32_steps_back_for_an_out_projection_that_refuses_chunks() {
         "{q_on} quantizations with the option against {q_off} without: the attention kept \
          quantizing in chunks its out-projection refuses"
     );
-    assert_eq!(
-        zinc_vulkan::validation_errors(),
-        0,
-        "the validation layer reported errors (printed above)"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Split decode attention in tiles (`VulkanOptions::attn_tile`: a KV head's four query heads a
-/// workgroup, keys and values through shared memory 64 at a time), preparing its own inputs as
-/// a decode step does: after a prompt of 200 tokens (two slices of two tiles), every step's
-/// logits within 0.1% of the RMS of the plain form's and within 5% of the CPU's, and the
-/// prompt's own logits (no decode attention) the same bits.
-#[test]
-fn split_attention_in_tiles_follows_the_plain_form() {
-    let (dir, file) = x32_model("attn-tile", GgmlType::Q4_K);
-    let cpu = engine(CpuBackend::new(), &file);
-    let prompt: Vec<u32> = (0..200u32).map(|i| (i * 29 + 17) % 1024).collect();
-    let cont: Vec<u32> = (0..6).map(|i| (i * 71 + 5) % 1024).collect();
-    // Two slices of 112 keys: two tiles each, the second partial.
-    let gpu = |tile: bool| {
-        validated(
-            VulkanOptions {
-                threads_per_row: Some(16),
-                cpu_attention: Some(false),
-                decode_kquant: Some((32, 1, 128)),
-                attn_tile: Some(tile),
-                attn_slices: Some(2),
-                ..Default::default()
-            },
-            &file,
-        )
-    };
-    let (on, off) = (gpu(true), gpu(false));
-    let (l_on, l_off) = (forced(&on, &prompt, &cont), forced(&off, &prompt, &cont));
-    let lc = forced(&cpu, &prompt, &cont);
-    assert!(
-        l_on[0]
-            .iter()
-            .zip(&l_off[0])
-            .all(|(a, b)| a.to_bits() == b.to_bits()),
-        "the prompt's logits differ with tiles"
-    );
-    for (i, ((a, b), c)) in l_on.iter().zip(&l_off).zip(&lc).enumerate().skip(1) {
-        assert!(
-            rms_diff(a, b) <= 1e-3 * rms(b),
-            "step {i}: {} from the plain form's logits (RMS {})",
-            rms_diff(a, b),
-            rms(b)
-        );
-        assert!(
-            rms_diff(a, c) < 0.05 * rms(c),
-            "step {i}: {} from the CPU (RMS {})",
-            rms_diff(a, c),
-            rms(c)
-        );
-    }
     assert_eq!(
         zinc_vulkan::validation_errors(),
         0,

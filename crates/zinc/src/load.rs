@@ -89,10 +89,6 @@ pub struct ModelArgs {
     /// K-quant out-projection, a query head a workgroup (kernel comparisons; default on).
     #[arg(long, hide = true)]
     pub vk_attn_x32: Option<bool>,
-    /// Vulkan decode attention over split slices: a KV head's query heads a workgroup, keys
-    /// and values through shared memory a tile at a time (kernel comparisons; default off).
-    #[arg(long, hide = true)]
-    pub vk_attn_tile: Option<bool>,
     /// Vulkan decode attention, timing only (wrong results): parts left out, bits 1 q/k norms,
     /// 2 RoPE, 4 scores, 8 values, 16 the output's quantization.
     #[arg(long, hide = true, default_value_t = 0)]
@@ -328,10 +324,6 @@ pub struct ModelArgsLite {
     /// Vulkan decode attention: slices merged in place (kernel checks).
     #[arg(long, hide = true)]
     pub vk_attn_merge: Option<bool>,
-    /// Vulkan decode attention: split slices a tile at a time, a KV head's query heads a
-    /// workgroup (kernel checks).
-    #[arg(long, hide = true)]
-    pub vk_attn_tile: Option<bool>,
     /// Vulkan: kernels left out or barriers reduced (`--vk-skip barrier-exec`: whether the
     /// results stay right without memory barriers).
     #[arg(long, hide = true, value_delimiter = ',')]
@@ -362,7 +354,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_ahead: None,
         vk_attn_rope_table: None,
         vk_attn_x32: None,
-        vk_attn_tile: a.vk_attn_tile,
         vk_attn_ablate: 0,
         vk_attn_heads: a.vk_attn_heads,
         vk_attn_direct: a.vk_attn_direct,
@@ -461,7 +452,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_ahead: args.vk_attn_ahead,
         attn_rope_table: args.vk_attn_rope_table,
         attn_x32: args.vk_attn_x32,
-        attn_tile: args.vk_attn_tile,
         attn_ablate: args.vk_attn_ablate,
         attn_heads: args.vk_attn_heads,
         attn_direct: args.vk_attn_direct,

@@ -53,7 +53,7 @@ pub struct VulkanOptions {
     /// Decode attention: about this many key slices at long contexts (1–128), kernel tuning.
     /// `None`: `ATTN_DEC_SLICES` (16; H200, Qwen3-8B tg64 at 4,096 tokens with a query head a
     /// workgroup: 16 216.7, 32 211.3 tok/s; before, with all of a KV head's: 16 172.1, 32
-    /// 171.5, 64 163.2, 128 153.0).
+    /// 171.5, 64 163.2, 128 153.0; H100, session 29: 12 258.0 / 259.5, 16 258.6 / 259.2).
     pub attn_slices: Option<u32>,
     /// Decode attention: keys each invocation loads before it multiplies (2, 4 or 8), kernel
     /// tuning. `None`: 4.
@@ -77,13 +77,6 @@ pub struct VulkanOptions {
     /// 298.7 / 297.6 tok/s against 289.4 / 289.6, 290.2 with the option off; Qwen3-30B-A3B
     /// 328.6 / 328.9 against 315.1 / 312.0).
     pub attn_x32: Option<bool>,
-    /// Decode attention over split slices: all of a KV head's query heads a workgroup, the
-    /// slice's keys and then its values through shared memory a tile of 64 keys at a time,
-    /// loaded once for the heads (`attn_dec.comp`'s TILE_ON variants), where the plain form
-    /// reads a slice from L2 once for each query head; each tile's loads issued before the
-    /// tile before it is multiplied. `attn_ablate`'s bits do not apply to it. Kernel
-    /// comparisons, not measured on a GPU yet. `None`: off.
-    pub attn_tile: Option<bool>,
     /// Decode attention, timing only (the results are wrong): parts of attn_dec.comp's work
     /// left out, bits: 1 the q/k norms, 2 RoPE, 4 the scores, 8 the values, 16 the output's
     /// quantization (what a run gains without a part is what it costs). 0: none.
@@ -410,8 +403,6 @@ pub(super) struct Tuning {
     pub(super) attn_rope_table: bool,
     /// See [`VulkanOptions::attn_x32`].
     pub(super) attn_x32: bool,
-    /// See [`VulkanOptions::attn_tile`].
-    pub(super) attn_tile: bool,
     /// See [`VulkanOptions::attn_slices`].
     pub(super) attn_slices: usize,
     /// See [`VulkanOptions::attn_heads`].
@@ -839,7 +830,6 @@ impl Tuning {
             attn_ablate: opts.attn_ablate,
             attn_rope_table: opts.attn_rope_table.unwrap_or(true),
             attn_x32: opts.attn_x32.unwrap_or(true),
-            attn_tile: opts.attn_tile.unwrap_or(false),
             attn_slices,
             attn_heads,
             attn_direct,

@@ -67,9 +67,6 @@ pub fn conforms(
             _ => None,
         },
         attn_direct: (tpr == 8).then_some(1024),
-        // Split slices through shared memory a tile at a time, a KV head's query heads a
-        // workgroup (`attn_tile`), in the run at 32 threads a row.
-        attn_tile: Some(tpr == 32),
         // The next pre-norm fused into the residual mat-vec where it applies (off by default).
         fuse_norm: Some(true),
         // MoE experts in the last run at 2 rows a group of lanes where dense weights take 3
