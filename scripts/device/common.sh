@@ -71,11 +71,14 @@ build_llama() {
 # `vs_llama`'s ZINC runs take $VS_ZINC (extra `bench_vs_llama.py` arguments such as
 # `--zinc-arg=--vk-norm-in-glu --zinc-arg=true`; default none).
 vs_llama() {
+  # The roofline's bandwidth: 3,350 GB/s on an H100 SXM, else the H200's 4,300 measured earlier.
+  local bw=4300
+  nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100 && bw=3350
   local B="python3 scripts/bench_vs_llama.py --zinc $Z --llama-bench $LB --llama-arg=-fa --llama-arg=1 ${VS_ZINC:-}"
   echo "== Qwen3-8B: prompt 512, generation 128"
-  $B -m /tmp/q8b.gguf -p 512 -n 128 -r 3 --bandwidth-gbs 4300 --out $OUT/cuda-d0
+  $B -m /tmp/q8b.gguf -p 512 -n 128 -r 3 --bandwidth-gbs $bw --out $OUT/cuda-d0
   echo "== Qwen3-8B: generation 128 after 4096 tokens"
-  $B -m /tmp/q8b.gguf -d 4096 -n 128 -r 2 --bandwidth-gbs 4300 --out $OUT/cuda-d4096
+  $B -m /tmp/q8b.gguf -d 4096 -n 128 -r 2 --bandwidth-gbs $bw --out $OUT/cuda-d4096
   echo "== Qwen3-30B-A3B: prompt 512, generation 128"
   $B -m /tmp/moe.gguf -p 512 -n 128 -r 2 --out $OUT/cuda-moe
 }
