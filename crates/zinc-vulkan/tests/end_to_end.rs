@@ -1057,6 +1057,24 @@ fn rms_diff(a: &[f32], b: &[f32]) -> f64 {
     rms(&d)
 }
 
+/// Logits `a` within 3% of the RMS of another form's (`form`: its logits and name) and within 5%
+/// of the CPU's.
+fn near_form_and_cpu(at: &str, a: &[f32], form: (&[f32], &str), cpu: &[f32]) {
+    let (b, name) = form;
+    assert!(
+        rms_diff(a, b) < 0.03 * rms(b),
+        "{at}: {} from the {name} form's logits (RMS {})",
+        rms_diff(a, b),
+        rms(b)
+    );
+    assert!(
+        rms_diff(a, cpu) < 0.05 * rms(cpu),
+        "{at}: {} from the CPU (RMS {})",
+        rms_diff(a, cpu),
+        rms(cpu)
+    );
+}
+
 /// The decode attention over one slice quantizing its output in Q8_0-style chunks of 32 for a
 /// K-quant out-projection (`VulkanOptions::attn_x32`, on by default: a query head a workgroup,
 /// the projection reading each chunk's own scale): a synthetic Qwen3 (8 query heads of 64 over 2 KV
@@ -1080,18 +1098,7 @@ fn the_decode_attention_quantizing_in_chunks_of_32_follows_q8k() {
         let mut differ = false;
         for (i, ((a, b), c)) in l_on.iter().zip(&l_off).zip(&lc).enumerate() {
             differ |= a.iter().zip(b).any(|(x, y)| x.to_bits() != y.to_bits());
-            assert!(
-                rms_diff(a, b) < 0.03 * rms(b),
-                "prompt {prompt_len}, step {i}: {} from the Q8_K form's logits (RMS {})",
-                rms_diff(a, b),
-                rms(b)
-            );
-            assert!(
-                rms_diff(a, c) < 0.05 * rms(c),
-                "prompt {prompt_len}, step {i}: {} from the CPU (RMS {})",
-                rms_diff(a, c),
-                rms(c)
-            );
+            near_form_and_cpu(&format!("prompt {prompt_len}, step {i}"), a, (b, "Q8_K"), c);
         }
         assert_eq!(
             differ,
@@ -1145,18 +1152,7 @@ fn split_attention_merged_in_place_quantizes_in_chunks_of_32() {
     let l_p = forced(&plain, &prompt, &cont);
     let lc = forced(&cpu, &prompt, &cont);
     for (i, ((a, b), c)) in l_m.iter().zip(&l_p).zip(&lc).enumerate().skip(1) {
-        assert!(
-            rms_diff(a, b) < 0.03 * rms(b),
-            "step {i}: {} from the default form's logits (RMS {})",
-            rms_diff(a, b),
-            rms(b)
-        );
-        assert!(
-            rms_diff(a, c) < 0.05 * rms(c),
-            "step {i}: {} from the CPU (RMS {})",
-            rms_diff(a, c),
-            rms(c)
-        );
+        near_form_and_cpu(&format!("step {i}"), a, (b, "default"), c);
     }
     let _ = forced(&merged_q8k, &prompt, &cont);
     let combines = |e: &Engine<VulkanBackend>| kernel_calls(e, |n| n == "attn_combine");
