@@ -304,7 +304,8 @@ const FUSE_COUNTERS: usize = 4096;
 const ROUTE_COUNTERS: usize = 64;
 /// attn_dec.comp merges its slices itself up to this many of them (its MERGE_MAX: 16 there,
 /// its `wexp` array twice as large in every variant, took attn_dec_prep from 47 to 58
-/// registers on the H100 and Qwen3-8B at 4,096 tokens from 258.6 to 240.5 tok/s).
+/// registers on the H100, and Qwen3-8B tg64 at 4,096 tokens read 240.2 / 240.8 tok/s against
+/// 258.6 / 259.2, session 29).
 const MERGE_SPLITS: usize = 8;
 /// Slots of the early-weights sync buffer (sync.glsl), used in turn: a slot comes round again
 /// only after barriers have retired every earlier use of it.
@@ -784,6 +785,16 @@ const ROUTER_WG: u32 = 128;
 fn cm_shared_bytes(sgm: u32, bk: u32, sgn: u32, tm: u32) -> u32 {
     let tokens = 16 * tm * sgn;
     (tokens + 64 * sgm) * (bk + 8) * 2 + sgn * sgm * 1024 + tokens * 8
+}
+
+/// The block an activation quantization mode quantizes in: 1, Q8_0-style chunks of 32; 2,
+/// Q8_K blocks of 256; `None` for any other mode.
+fn mode_block(mode: u32) -> Option<usize> {
+    match mode {
+        1 => Some(32),
+        2 => Some(256),
+        _ => None,
+    }
 }
 
 /// Tokens (or MoE slots) a `matmul_cm.comp` workgroup of `wg` invocations takes: 16·TM per
@@ -1674,11 +1685,7 @@ impl VulkanBackend {
     /// The block `quant_target_in` would quantize in (32 for mode 1, 256 for mode 2), or
     /// `None` where it makes no target; nothing allocated.
     fn quant_block(&self, rows: usize, cols: usize, int_next: bool, mode: u32) -> Option<usize> {
-        let block = match mode {
-            1 => 32,
-            2 => 256,
-            _ => return None,
-        };
+        let block = mode_block(mode)?;
         let fits = self.tune.int_dot
             && !(self.tune.coopmat && rows > 4 && !int_next)
             && cols.is_multiple_of(block);
@@ -2562,7 +2569,7 @@ impl VulkanBackend {
     fn attn_combine(&self, part: &VkTensor, out: &VkTensor, p: &AttnParams, nsplit: usize) {
         let hd = p.head_dim;
         let target = self.quant_target(1, p.n_head * hd).and_then(|t| {
-            let block: usize = if t.0 == 1 { 32 } else { 256 };
+            let block = mode_block(t.0)?;
             let hpb = block.div_ceil(hd).max(1);
             let fits = hpb <= 8 && p.n_head.is_multiple_of(hpb) && (hpb * hd).is_multiple_of(block);
             fits.then_some((t, hpb))
@@ -2759,7 +2766,10 @@ impl VulkanBackend {
             && self.last_mode.load(Relaxed) == 2;
         let cols = p.n_head * p.head_dim;
         // Merged in place only where asked (`attn_merge`) and for up to MERGE_SPLITS slices
-        // (at most a counter a workgroup column).
+        // (at most a counter a workgroup column). (On the H200 attn_combine.comp was faster at
+        // short contexts as well as long ones while a merged head's output could not be
+        // quantized by the merge: Qwen3-8B at 4,096 tokens, slices then chosen for about 64:
+        // 147 → 131 tok/s merged in place.)
         let merges = |plan: &AttnDecPlan| {
             !plan.direct
                 && self.tune.attn_merge
@@ -2779,7 +2789,7 @@ impl VulkanBackend {
         } else {
             self.quant_target(1, cols)
         };
-        let block = target.as_ref().map(|t| if t.0 == 1 { 32 } else { 256 });
+        let block = target.as_ref().and_then(|t| mode_block(t.0));
         let plan = if x32 { plan32 } else { plan_in(block) }?;
         let merge = merges(&plan);
         // The raw keys and values, and the rest of PREP's parameters (uploaded).
@@ -2832,10 +2842,6 @@ impl VulkanBackend {
         let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
         let whole = block.is_some_and(|b| (heads * p.head_dim).is_multiple_of(b));
         let target = target.filter(|_| whole);
-        // Merged in place only where asked (`attn_merge`; on the H200 attn_combine.comp was
-        // faster at short contexts as well as long ones while a merged head's output could
-        // not be quantized by the merge: Qwen3-8B at 4,096 tokens, slices then chosen for
-        // about 64: 147 → 131 tok/s merged in place).
         let workgroups = p.n_head / heads;
         let (mode, qa, sa) = target
             .as_ref()
