@@ -2140,6 +2140,10 @@ impl VulkanBackend {
         if s[0] > 0 && lanes > 0 {
             s[0] = lanes;
         }
+        if let Some(p) = self.tune.moe_passes.filter(|_| s[0] > 0) {
+            // The kernel's constant 4 keeps its pieces and PAIR; bits 4–7 are passes less one.
+            s[3] = (s[3] & !0xF0) | (p[down as usize] - 1) << 4;
+        }
         if let Some(wg) = self.tune.moe_wg.filter(|_| s[0] > 0 && !down) {
             s[2] = wg;
         }
@@ -2681,11 +2685,11 @@ impl VulkanBackend {
                     + prep);
             shared <= self.ctx.info.max_shared_memory as usize
         };
-        // The workgroup: as given, else 256 invocations for slices of 256 keys or more where
-        // they fit (more of a long slice's keys in flight; from an empty context 128 measured
-        // faster).
-        let long = !direct && split_len >= 256 && self.ctx.info.max_workgroup >= 256 && fits(256);
-        let wg = self.tune.attn_wg.unwrap_or(if long { 256 } else { 128 });
+        // The workgroup: as given, else 256 invocations for one slice and for slices of 256
+        // keys or more where they fit (more of a slice's keys in flight), 128 for shorter
+        // slices.
+        let wide = (direct || split_len >= 256) && self.ctx.info.max_workgroup >= 256 && fits(256);
+        let wg = self.tune.attn_wg.unwrap_or(if wide { 256 } else { 128 });
         if keys.div_ceil(split_len) > MAX_SPLITS || split_len > 1024 || !fits(wg) {
             return None;
         }

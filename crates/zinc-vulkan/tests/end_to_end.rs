@@ -886,6 +886,51 @@ fn moe_expert_lanes_change_only_the_rounding() {
     );
 }
 
+/// The MoE experts' mat-vecs issuing several passes' loads before their math
+/// (`VulkanOptions::moe_passes`) add the same products in the same order: a pass past a row's
+/// end reads a block of the row and adds nothing. A synthetic Qwen3-MoE with the 30B-A3B's
+/// expert widths in small (16 experts, 8 a token: gate and up rows of 4 Q4_K blocks, down rows
+/// of 3 Q6_K blocks, so every setting has passes past the end) decodes to the default's very
+/// bits with the gate/up at 2 or 4 passes and the down at 2 or 4, on `matvec_dec.comp`'s MoE
+/// forms (the profile shows they ran).
+#[test]
+fn moe_expert_passes_keep_the_bits() {
+    let prompt = [17u32, 300, 5, 911];
+    let cont: Vec<u32> = (0..4).map(|i| (i * 97 + 13) % 1024).collect();
+    let (dir, _, file) = small_qwen3_moe("moe-passes", (1024, 768), (16, 8));
+    let gpu = |passes: Option<(u32, u32)>| {
+        validated(
+            VulkanOptions {
+                threads_per_row: Some(16),
+                decode_kquant: Some((32, 1, 128)),
+                moe_passes: passes,
+                profile: true,
+                ..Default::default()
+            },
+            &file,
+        )
+    };
+    let base = forced(&gpu(None), &prompt, &cont);
+    for passes in [(2, 4), (4, 2)] {
+        let e = gpu(Some(passes));
+        let got = forced(&e, &prompt, &cont);
+        let ran = kernels_run(&e);
+        for k in ["moe_matvec_dec", "moe_down_combined"] {
+            assert!(ran.iter().any(|n| n.starts_with(k)), "{passes:?}: {ran:?}");
+        }
+        for (i, (a, b)) in got.iter().zip(&base).enumerate() {
+            let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(same, "passes {passes:?}, step {i}: not the default's bits");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+}
+
 /// The gate and up in one dispatch that quantizes its own rows' activation
 /// (`VulkanOptions::glu_rows`, matvec_dec.comp's GROWS, the down reading each 32-element chunk's
 /// own scale, X32, in each of its K-quant paths: Q6_K and Q4_K downs, on pairs and not): a

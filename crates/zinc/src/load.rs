@@ -149,6 +149,10 @@ pub struct ModelArgs {
     /// (kernel tuning).
     #[arg(long, hide = true, value_parser = parse_pair)]
     pub vk_moe_lanes: Option<(u32, u32)>,
+    /// Vulkan MoE decode: passes whose loads a lane issues before their math in the experts'
+    /// mat-vecs, `GATEUPxDOWN` (kernel tuning).
+    #[arg(long, hide = true, value_parser = parse_pair)]
+    pub vk_moe_passes: Option<(u32, u32)>,
     /// Vulkan MoE decode: invocations a workgroup of the experts' gate and up mat-vecs in the
     /// activation's tail, with `--vk-glu-rows false` (kernel tuning).
     #[arg(long, hide = true)]
@@ -369,6 +373,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_early_touch: a.vk_early_touch,
         vk_moe_rows: None,
         vk_moe_lanes: None,
+        vk_moe_passes: None,
         vk_moe_wg: None,
         vk_router_routes: None,
         vk_router_norm: None,
@@ -467,6 +472,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         early_touch: args.vk_early_touch,
         moe_rows: args.vk_moe_rows,
         moe_lanes: args.vk_moe_lanes,
+        moe_passes: args.vk_moe_passes,
         moe_wg: args.vk_moe_wg,
         router_routes: args.vk_router_routes,
         router_norm: args.vk_router_norm,

@@ -99,10 +99,13 @@ pub struct VulkanOptions {
     /// Qwen3-8B 251.9 against 243.9 / 249.2 at 64; session 9: 244.9 at 64 against 239.1 at
     /// 512).
     pub decode_norm_wg: Option<u32>,
-    /// Decode attention's workgroup size (128 or 256), kernel tuning. `None`: 256 for slices
-    /// of 256 keys or more, else 128 (H200, Qwen3-8B tg64 at 4,096 tokens, 256-key slices:
-    /// 226.3 tok/s against 221.0 / 219.9 at 128; from an empty context 128 was the faster,
-    /// 241.2 / 244.6 against 236.3, and 512 slower everywhere).
+    /// Decode attention's workgroup size (128 or 256), kernel tuning. `None`: 256 for one
+    /// slice (`attn_direct`) and for slices of 256 keys or more, else 128 (H200, Qwen3-8B tg64
+    /// at 4,096 tokens, 256-key slices: 226.3 tok/s against 221.0 / 219.9 at 128; 512 slower
+    /// everywhere. One slice: at two heads a workgroup 128 was the faster on the H200, 241.2 /
+    /// 244.6 against 236.3; at one head a workgroup, since `attn_x32`, 256 is, on the H100 in
+    /// session 30: Qwen3-8B tg128 299.89 / 300.17 against 298.16 / 298.45, Qwen3-30B-A3B
+    /// 330.48 against 327.59 / 327.54).
     pub attn_wg: Option<u32>,
     /// Decode attention's slices merged by the last workgroup of each KV head
     /// (`attn_dec.comp`'s merge, up to `MERGE_SPLITS` slices) instead of `attn_combine.comp`.
@@ -232,6 +235,12 @@ pub struct VulkanOptions {
     /// 32 for both; 32x8 307.0 / 307.8 / 307.3; 32x8 at two rows a group 305.6 / 305.2 /
     /// 304.8; one run each: 32x16 297.4, 16x32 294.6, 8x32 299.8, 16x16 302.5).
     pub moe_lanes: Option<(u32, u32)>,
+    /// MoE decode steps: passes (1, 2 or 4) whose loads each lane of the experts' mat-vecs on
+    /// `matvec_dec.comp` issues before their math, as (gate and up, down with its weighted
+    /// sum), kernel tuning (`decode_passes` for the experts alone: at 16 lanes a Qwen3-30B-A3B
+    /// gate or up row of 8 blocks is two passes, its down's row of 3 blocks three at 8 lanes).
+    /// `None`: `decode_passes`'s.
+    pub moe_passes: Option<(u32, u32)>,
     /// MoE decode steps: the invocations of a workgroup of the experts' gate and up mat-vecs on
     /// `matvec_dec.comp` in the activation's tail (64, 128 or 256, within the device's; with
     /// `glu_rows` the workgroup is 32 / `glu_rows_nr` groups of lanes), kernel tuning. `None`:
@@ -372,6 +381,8 @@ pub(super) struct Tuning {
     /// See [`VulkanOptions::moe_lanes`]: [gate and up, down]; a down of 0 takes 64 invocations
     /// over its groups.
     pub(super) moe_lanes: [u32; 2],
+    /// See [`VulkanOptions::moe_passes`] (`None`: the dense shapes' passes).
+    pub(super) moe_passes: Option<[u32; 2]>,
     /// See [`VulkanOptions::moe_wg`].
     pub(super) moe_wg: Option<u32>,
     /// See [`VulkanOptions::router_routes`].
@@ -670,6 +681,18 @@ impl Tuning {
             }
             None => [MOE_GATE_UP_LANES, 0],
         };
+        let moe_passes = match opts.moe_passes {
+            Some((g, d)) => {
+                let ok = |p: u32| matches!(p, 1 | 2 | 4);
+                if !(ok(g) && ok(d)) {
+                    return Err(VulkanError::BadOption(format!(
+                        "MoE decode passes {g}x{d} (gate and up x down, each 1, 2 or 4)"
+                    )));
+                }
+                Some([g, d])
+            }
+            None => None,
+        };
         let moe_wg = match opts.moe_wg {
             Some(w) if !(matches!(w, 64 | 128 | 256) && w <= info.max_workgroup) => {
                 return Err(VulkanError::BadOption(format!(
@@ -815,6 +838,7 @@ impl Tuning {
             early_touch,
             moe_rows,
             moe_lanes,
+            moe_passes,
             moe_wg,
             router_routes: opts.router_routes.unwrap_or(true),
             router_norm: opts.router_norm.unwrap_or(true),
@@ -1048,6 +1072,13 @@ mod tests {
                     ..Default::default()
                 },
                 "MoE gate/up workgroup 96",
+            ),
+            (
+                VulkanOptions {
+                    moe_passes: Some((2, 3)),
+                    ..Default::default()
+                },
+                "MoE decode passes 2x3",
             ),
             (
                 VulkanOptions {
