@@ -102,7 +102,7 @@ pub struct ModelArgs {
     #[arg(long, hide = true)]
     pub vk_attn_direct: Option<u32>,
     /// Vulkan decode steps' RMSNorm workgroup: 64, 128, 256 or 512 (kernel comparisons;
-    /// default 64).
+    /// default 256).
     #[arg(long, hide = true)]
     pub vk_norm_wg: Option<u32>,
     /// Vulkan MoE decode: the experts' down-projection and their weighted sum in one dispatch
