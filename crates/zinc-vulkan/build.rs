@@ -33,8 +33,17 @@ const QUANT_ONLY: &[&str] = &[
     "moe_matvecq",
     "moe_matmul_cm",
 ];
-/// Shaders compiled as they are and once more with a define, as `<name>_<suffix>`.
-const WITH_VARIANT: &[(&str, &str, &str)] = &[("attn_dec", "prep", "#define PREP_ON 1")];
+/// Shaders compiled as they are and once more for each of their entries here, with its
+/// defines, as `<name>_<suffix>`.
+const WITH_VARIANT: &[(&str, &str, &str)] = &[
+    ("attn_dec", "prep", "#define PREP_ON 1"),
+    ("attn_dec", "one", "#define ONE_PASS 1"),
+    (
+        "attn_dec",
+        "prep_one",
+        "#define PREP_ON 1\n#define ONE_PASS 1",
+    ),
+];
 /// Kernels compiled for these formats only.
 const ONLY_FORMATS: &[(&str, &[&str])] = &[("matvec_dec", &["Q4_K", "Q6_K"])];
 /// Exceptions to QUANT_ONLY: (shader, float format) pairs that are compiled.
@@ -125,11 +134,14 @@ fn main() {
                 })
                 .map(|f| variant(f.to_string(), format!("#define TYPE_{f} 1")))
                 .collect()
-        } else if let Some((_, suffix, define)) = WITH_VARIANT.iter().find(|v| v.0 == stem) {
-            vec![
-                (stem.clone(), text.clone()),
-                variant(suffix.to_string(), define.to_string()),
-            ]
+        } else if WITH_VARIANT.iter().any(|v| v.0 == stem) {
+            let extra = WITH_VARIANT.iter().filter(|v| v.0 == stem);
+            std::iter::once((stem.clone(), text.clone()))
+                .chain(
+                    extra
+                        .map(|(_, suffix, define)| variant(suffix.to_string(), define.to_string())),
+                )
+                .collect()
         } else {
             vec![(stem.clone(), text.clone())]
         };

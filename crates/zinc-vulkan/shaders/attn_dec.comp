@@ -294,6 +294,7 @@ void main() {
     barrier();
 #endif
 
+#ifndef ONE_PASS
     // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
     // are in flight together.
     Quads k4 = Quads(pc.kc);
@@ -501,6 +502,189 @@ void main() {
         }
         barrier();
     }
+#else
+    // ONE_PASS (attn_dec_one, attn_dec_prep_one; DPL = 8, which the host checks): keys and
+    // values in one pass. Each key slot keeps a running softmax for each head — its largest
+    // score m, the sum l of e^(s − m) and its 8 dimensions of Σ e^(s − m)·v — so a key's value
+    // is loaded with the key, and a slice takes one trip to memory for each U·KPP keys where
+    // the two passes take two. Then the slots meet: each head's m is the slots' largest, l the
+    // slots' l rescaled to it and added in slot order, and the value sums rescaled likewise and
+    // added as the two-pass form adds its slots'. The partials and the output are the two-pass
+    // form's (the same softmax, rounded in another order).
+    Quads k4 = Quads(pc.kc);
+    Quads v4 = Quads(pc.vc);
+    uint part_lane = tid % LPK;
+    uint slot = tid / LPK;
+    uint d0 = part_lane * 8u;
+#ifdef PREP_ON
+    uint e0 = d0 / 2u;
+    uvec4 kn4 = uvec4(kn[e0], kn[e0 + 1u], kn[e0 + 2u], kn[e0 + 3u]);
+    uvec4 vn4 = uvec4(vn[e0], vn[e0 + 1u], vn[e0 + 2u], vn[e0 + 3u]);
+#endif
+    float mh[8], lh[8], acc[8][8];
+    [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+        mh[gi] = NEG_BIG;
+        lh[gi] = 0.0;
+        [[unroll]] for (uint e = 0u; e < 8u; e++) {
+            acc[gi][e] = 0.0;
+        }
+    }
+    for (uint j0 = begin; j0 < end; j0 += KPP * U) {
+        // Dimensions d0 .. d0 + 7 of U keys and of their values, every load issued before the
+        // math.
+        uvec4 wk[U], wv[U];
+        [[unroll]] for (uint u = 0u; u < U; u++) {
+            uint j = j0 + slot + u * KPP;
+            uint at = (j * kv_dim + kvh * HD + d0) / 8u;
+            wk[u] = j < end ? k4.v[at] : uvec4(0u);
+            wv[u] = j < end ? v4.v[at] : uvec4(0u);
+#ifdef PREP_ON
+            // The row's own key and value from shared memory (as in the two-pass form).
+            wk[u] = j - begin == inew ? kn4 : wk[u];
+            wv[u] = j - begin == inew ? vn4 : wv[u];
+#endif
+        }
+        [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+            if (gi < G) {
+                float qv[8];
+                [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                    qv[e] = qs[gi * HD + d0 + e];
+                }
+                float sc[U];
+                float mx = mh[gi];
+                [[unroll]] for (uint u = 0u; u < U; u++) {
+                    float v = 0.0;
+                    [[unroll]] for (uint e = 0u; e < 4u; e++) {
+                        vec2 kk = unpackHalf2x16(wk[u][e]);
+                        v += qv[2u * e] * kk.x + qv[2u * e + 1u] * kk.y;
+                    }
+                    for (uint st = LPK / 2u; st > 0u; st >>= 1) {
+                        v += subgroupShuffleXor(v, st);
+                    }
+                    sc[u] = pc.scale * v;
+                    mx = j0 + slot + u * KPP < end ? max(mx, sc[u]) : mx;
+                }
+                // Rescaled to the new largest score (a factor 1 while none was seen: the sums
+                // are still 0).
+                float corr = exp(mh[gi] - mx);
+                lh[gi] *= corr;
+                [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                    acc[gi][e] *= corr;
+                }
+                [[unroll]] for (uint u = 0u; u < U; u++) {
+                    float w = j0 + slot + u * KPP < end ? exp(sc[u] - mx) : 0.0;
+                    lh[gi] += w;
+                    [[unroll]] for (uint e = 0u; e < 4u; e++) {
+                        vec2 h = unpackHalf2x16(wv[u][e]);
+                        acc[gi][2u * e] += w * h.x;
+                        acc[gi][2u * e + 1u] += w * h.y;
+                    }
+                }
+                mh[gi] = mx;
+            }
+        }
+    }
+    uint n = end > begin ? end - begin : 0u;
+    uint sg = tid / gl_SubgroupSize;
+    uint nsg = WG / gl_SubgroupSize;
+    uint lane = gl_SubgroupInvocationID;
+    // Each slot's m and l (its first lane's) into ps; then every invocation takes each head's
+    // largest m, M, and L = Σ l·e^(m − M) in slot order, and rescales its sums to M.
+    if (part_lane == 0u) {
+        [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+            if (gi < G) {
+                ps[2u * (gi * KPP + slot)] = mh[gi];
+                ps[2u * (gi * KPP + slot) + 1u] = lh[gi];
+            }
+        }
+    }
+    barrier();
+    [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+        if (gi < G) {
+            float big = NEG_BIG;
+            for (uint k = 0u; k < KPP; k++) {
+                big = max(big, ps[2u * (gi * KPP + k)]);
+            }
+            float l = 0.0;
+            for (uint k = 0u; k < KPP; k++) {
+                l += ps[2u * (gi * KPP + k) + 1u] * exp(ps[2u * (gi * KPP + k)] - big);
+            }
+            float corr = exp(mh[gi] - big);
+            [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                acc[gi][e] *= corr;
+            }
+            if (tid == 0u) {
+                ml[2u * gi] = big;
+                ml[2u * gi + 1u] = l;
+                ml[16u + gi] = l > 0.0 ? 1.0 / l : 0.0;
+            }
+        }
+    }
+    // The slots' value sums, as the two-pass form adds them: across a subgroup by shuffles,
+    // then across subgroups in order (at once where ps holds every subgroup's sums, else one
+    // after another into red).
+    uint sg_slots = max(gl_SubgroupSize / LPK, 1u);
+    bool sg_first = (lane / LPK) == 0u;
+    [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+        if (gi < G) {
+            [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                for (uint st = LPK; st < LPK * sg_slots; st <<= 1) {
+                    acc[gi][e] += subgroupShuffleXor(acc[gi][e], st);
+                }
+            }
+        }
+    }
+    uint span = G * LPK * 8u;
+    if (nsg * span <= G * SL_MAX) { // uniform
+        barrier(); // the slots' m and l are read
+        if (sg_first) {
+            [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+                if (gi < G) {
+                    [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                        ps[sg * span + gi * (LPK * 8u) + part_lane * 8u + e] = acc[gi][e];
+                    }
+                }
+            }
+        }
+        barrier();
+        for (uint r = tid; r < span; r += WG) {
+            float a = ps[r];
+            for (uint k = 1u; k < nsg; k++) {
+                a = a + ps[k * span + r];
+            }
+            red[r] = a;
+        }
+    } else {
+        for (uint k = 0u; k < nsg; k++) {
+            if (sg == k && sg_first) {
+                [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+                    if (gi < G) {
+                        [[unroll]] for (uint e = 0u; e < 8u; e++) {
+                            uint r = gi * (LPK * 8u) + part_lane * 8u + e;
+                            red[r] = k == 0u ? acc[gi][e] : red[r] + acc[gi][e];
+                        }
+                    }
+                }
+            }
+            barrier();
+        }
+    }
+    for (uint r = tid; r < span; r += WG) {
+        uint gi = r / (LPK * 8u);
+        uint d = r % (LPK * 8u); // DPL = 8: lane pl's dimensions 8·pl .. 8·pl + 7
+        if (pc.direct == 1u) {
+            qs[gi * HD + d] = red[r]; // the queries are read; their space holds the sums
+            continue;
+        }
+        uint out_base = ((t * pc.n_head + h0 + gi) * nsplit + sp) * (HD + 2u);
+        if (MERGE == 1u) {
+            CFloats(pc.part).v[out_base + 2u + d] = red[r];
+        } else {
+            pc.part.v[out_base + 2u + d] = red[r];
+        }
+    }
+    barrier();
+#endif
     if (pc.direct == 1u) {
         // One slice: the output is acc / l (ml[16 + head], stored with the softmax).
         write_output(t, h0, tid);

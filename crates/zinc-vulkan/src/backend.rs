@@ -2898,9 +2898,13 @@ impl VulkanBackend {
             // U and the ablation bits (attn_dec.comp's UX).
             self.tune.attn_ahead | self.tune.attn_ablate << 8,
         ];
-        let (shader, label) = match prep {
-            Some(_) => ("attn_dec_prep", "attn_prep"),
-            None => ("attn_dec", "attn_dec"),
+        // Keys and values in one pass where an invocation holds 8 dimensions of a head.
+        let one = self.tune.attn_one_pass && lpk * 8 == p.head_dim && self.tune.attn_ablate == 0;
+        let (shader, label) = match (prep, one) {
+            (Some(_), false) => ("attn_dec_prep", "attn_prep"),
+            (Some(_), true) => ("attn_dec_prep_one", "attn_prep_one"),
+            (None, false) => ("attn_dec", "attn_dec"),
+            (None, true) => ("attn_dec_one", "attn_dec_one"),
         };
         self.run_labeled(shader, label, spec, g, pc, None, false);
         self.sync_recorded(sync, qa, true);

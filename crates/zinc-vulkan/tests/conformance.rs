@@ -16,7 +16,8 @@ use common::{conforms, GPU_STYLE};
 /// on GPU-style attention, the second merges attn_dec.comp's slices in place (`attn_merge`,
 /// two query heads a workgroup), the last writes the output of up to 1,024 keys from one
 /// slice per workgroup (`attn_direct`) and merges longer contexts' in attn_combine.comp (their
-/// slices four query heads a workgroup). The last runs the generic decode mat-vec with 4 rows per group of 8 lanes (rows past a matrix's end
+/// slices four query heads a workgroup), its keys and values in one pass (`attn_one_pass`).
+/// The last runs the generic decode mat-vec with 4 rows per group of 8 lanes (rows past a matrix's end
 /// inside a group).
 #[test]
 fn vulkan_backend_conforms_without_validation_errors() {

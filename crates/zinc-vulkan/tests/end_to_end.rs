@@ -1228,6 +1228,58 @@ fn split_attention_merged_in_place_quantizes_in_chunks_of_32() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Decode attention's keys and values in one pass (`VulkanOptions::attn_one_pass`: a running
+/// softmax a key slot, each value loaded with its key): a synthetic Qwen3 (8 query heads of 64
+/// over 2 KV heads) after a prompt of 100 tokens (one slice, the output written and quantized
+/// in chunks of 32 by the attention; several keys a key slot, so the running softmax rescales),
+/// of 200 (7 slices merged by `attn_combine`) and of 200 with the slices merged in place
+/// (`attn_merge`) decodes within 3% of the RMS of the two-pass form's logits at every step and
+/// within 5% of the CPU's; the profile shows the one-pass kernel ran and the two-pass one not.
+/// (Their bits may well agree: the attention's output is quantized to 8 bits for the
+/// out-projection, which absorbs the last-bit differences of the two roundings.)
+#[test]
+fn decode_attention_in_one_pass_follows_two() {
+    let (dir, file) = x32_model("attn-one-pass", GgmlType::Q4_K);
+    let cpu = engine(CpuBackend::new(), &file);
+    let cont: Vec<u32> = (0..6).map(|i| (i * 67 + 13) % 1024).collect();
+    let gpu = |one: bool, merge: bool| {
+        validated(
+            VulkanOptions {
+                threads_per_row: Some(16),
+                cpu_attention: Some(false),
+                decode_kquant: Some((32, 1, 128)),
+                attn_one_pass: Some(one),
+                attn_merge: Some(merge),
+                profile: true,
+                ..Default::default()
+            },
+            &file,
+        )
+    };
+    for (prompt_len, merge) in [(100u32, false), (200, false), (200, true)] {
+        let prompt: Vec<u32> = (0..prompt_len).map(|i| (i * 37 + 11) % 1024).collect();
+        let (one, two) = (gpu(true, merge), gpu(false, merge));
+        let l_one = forced(&one, &prompt, &cont);
+        let l_two = forced(&two, &prompt, &cont);
+        let ran = kernels_run(&one);
+        assert!(
+            ran.iter().any(|n| n == "attn_prep_one") && !ran.iter().any(|n| n == "attn_prep"),
+            "prompt {prompt_len}, merge {merge}: {ran:?}"
+        );
+        let lc = forced(&cpu, &prompt, &cont);
+        for (i, ((a, b), c)) in l_one.iter().zip(&l_two).zip(&lc).enumerate().skip(1) {
+            let at = format!("prompt {prompt_len}, merge {merge}, step {i}");
+            near_form_and_cpu(&at, a, (b, "two-pass"), c);
+        }
+    }
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `attn_x32` where the out-projection cannot take chunks of 32 (a Q5_K one, not on
 /// matvec_dec): the first such projection quantizes the attention's output afresh and the
 /// attention goes back to Q8_K blocks for good — at most one quantization dispatch more than

@@ -196,6 +196,10 @@ pub struct ModelArgs {
     /// comparisons; default: a dispatch of its own merges them).
     #[arg(long, hide = true)]
     pub vk_attn_merge: Option<bool>,
+    /// Vulkan decode attention: keys and values in one pass, a running softmax a key slot
+    /// (kernel comparisons; default off).
+    #[arg(long, hide = true)]
+    pub vk_attn_one_pass: Option<bool>,
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
@@ -328,6 +332,9 @@ pub struct ModelArgsLite {
     /// Vulkan decode attention: slices merged in place (kernel checks).
     #[arg(long, hide = true)]
     pub vk_attn_merge: Option<bool>,
+    /// Vulkan decode attention: keys and values in one pass (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_attn_one_pass: Option<bool>,
     /// Vulkan: kernels left out or barriers reduced (`--vk-skip barrier-exec`: whether the
     /// results stay right without memory barriers).
     #[arg(long, hide = true, value_delimiter = ',')]
@@ -385,6 +392,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_pad_stages: 0,
         vk_pipeline_stats: false,
         vk_attn_merge: a.vk_attn_merge,
+        vk_attn_one_pass: a.vk_attn_one_pass,
         vk_cpu_attention: None,
         vk_skip: a.vk_skip.clone(),
         vk_coopmat_tile: a.vk_coopmat_tile,
@@ -485,6 +493,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         pad_stages: args.vk_pad_stages,
         pipeline_stats: args.vk_pipeline_stats,
         attn_merge: args.vk_attn_merge,
+        attn_one_pass: args.vk_attn_one_pass,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
         coopmat_tm: args.vk_coopmat_tm,

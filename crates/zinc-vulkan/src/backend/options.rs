@@ -113,6 +113,11 @@ pub struct VulkanOptions {
     /// against 217.3; Qwen3-30B-A3B 178.3, 175.7 against 183.1; a plain-load merge, not
     /// shipped, 215.1 / 216.0 and 180.7 / 180.2).
     pub attn_merge: Option<bool>,
+    /// Decode attention's keys and values in one pass (`attn_dec.comp`'s ONE_PASS: a running
+    /// softmax a key slot, each value loaded with its key), where an invocation holds 8 of a
+    /// head's dimensions (the head dimension 8 × the lanes a key) and no `attn_ablate` is
+    /// given; kernel tuning. `None`: off.
+    pub attn_one_pass: Option<bool>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
     pub prompt_threads_per_row: Option<u32>,
@@ -404,6 +409,8 @@ pub(super) struct Tuning {
     pub(super) f16_budget: u64,
     /// See [`VulkanOptions::attn_merge`].
     pub(super) attn_merge: bool,
+    /// See [`VulkanOptions::attn_one_pass`].
+    pub(super) attn_one_pass: bool,
     /// See [`VulkanOptions::attn_wg`] (`None`: by slice length).
     pub(super) attn_wg: Option<u32>,
     /// See [`VulkanOptions::attn_ahead`].
@@ -849,6 +856,7 @@ impl Tuning {
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,
             attn_merge: opts.attn_merge.unwrap_or(false),
+            attn_one_pass: opts.attn_one_pass.unwrap_or(false),
             attn_wg,
             attn_ahead,
             attn_ablate: opts.attn_ablate,
