@@ -2898,8 +2898,12 @@ impl VulkanBackend {
             // U and the ablation bits (attn_dec.comp's UX).
             self.tune.attn_ahead | self.tune.attn_ablate << 8,
         ];
-        // Keys and values in one pass where an invocation holds 8 dimensions of a head.
-        let one = self.tune.attn_one_pass && lpk * 8 == p.head_dim && self.tune.attn_ablate == 0;
+        // Keys and values in one pass (by default over one slice only: its 32 or so workgroups
+        // fit the GPU at any register count, a long context's many do not) where an
+        // invocation holds 8 dimensions of a head.
+        let one = self.tune.attn_one_pass.unwrap_or(direct)
+            && lpk * 8 == p.head_dim
+            && self.tune.attn_ablate == 0;
         let (shader, label) = match (prep, one) {
             (Some(_), false) => ("attn_dec_prep", "attn_prep"),
             (Some(_), true) => ("attn_dec_prep_one", "attn_prep_one"),

@@ -116,7 +116,12 @@ pub struct VulkanOptions {
     /// Decode attention's keys and values in one pass (`attn_dec.comp`'s ONE_PASS: a running
     /// softmax a key slot, each value loaded with its key), where an invocation holds 8 of a
     /// head's dimensions (the head dimension 8 × the lanes a key) and no `attn_ablate` is
-    /// given; kernel tuning. `None`: off.
+    /// given: `Some(true)` over every slice, `Some(false)` over none; kernel tuning. `None`:
+    /// over one slice (`attn_direct`) only. (H100, session 30, alternating with two passes:
+    /// Qwen3-8B tg128 301.51 / 300.27 tok/s against 300.04 / 296.99; Qwen3-30B-A3B 331.91 /
+    /// 328.99 against 330.81 / 329.27; after 4,096 tokens, where every slice took it, 245.63 /
+    /// 245.78 against 258.00 / 259.62: the driver compiled `attn_dec_prep_one` to 78 registers
+    /// against 47, and 512 workgroups of 256 no longer fit the GPU at once.)
     pub attn_one_pass: Option<bool>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
@@ -409,8 +414,8 @@ pub(super) struct Tuning {
     pub(super) f16_budget: u64,
     /// See [`VulkanOptions::attn_merge`].
     pub(super) attn_merge: bool,
-    /// See [`VulkanOptions::attn_one_pass`].
-    pub(super) attn_one_pass: bool,
+    /// See [`VulkanOptions::attn_one_pass`] (`None`: one slice only).
+    pub(super) attn_one_pass: Option<bool>,
     /// See [`VulkanOptions::attn_wg`] (`None`: by slice length).
     pub(super) attn_wg: Option<u32>,
     /// See [`VulkanOptions::attn_ahead`].
@@ -856,7 +861,7 @@ impl Tuning {
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,
             attn_merge: opts.attn_merge.unwrap_or(false),
-            attn_one_pass: opts.attn_one_pass.unwrap_or(false),
+            attn_one_pass: opts.attn_one_pass,
             attn_wg,
             attn_ahead,
             attn_ablate: opts.attn_ablate,

@@ -57,8 +57,9 @@ pub fn conforms(
         route_rank: Some(tpr != 64),
         router_wg: (tpr == 16).then_some(64),
         attn_merge: Some(tpr == 16),
-        // Keys and values in one pass (a running softmax a key slot) in the last run: its four
-        // heads a workgroup, one slice of up to 1,024 keys and attn_combine's slices past it.
+        // Keys and values in one pass (a running softmax a key slot) in the last run, over
+        // every slice: its four heads a workgroup, one slice of up to 1,024 keys and
+        // attn_combine's slices past it; the others take two passes over every slice.
         attn_one_pass: Some(tpr == 8),
         // Query heads a workgroup over split keys: 2 in the merging run, 4 in the last (five
         // heads in attn_dec_prep's norm loop: four queries and the key); the last also takes
