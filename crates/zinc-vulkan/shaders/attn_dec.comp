@@ -13,8 +13,8 @@
 //   2 = LPK, invocations per key in the score pass (a power of two ≤ the subgroup size, with
 //   HD / LPK a multiple of 8); 3 = MERGE (below); 4 = WG (below); 5 = UX: bits 0–3 U, keys an
 //   invocation loads at once (2, 4 or 8), bits 8–15 ABL (timing only, below).
-// Workgroup: WG invocations (specialization constant 4: 128 or 256; more have more of a
-//   slice's keys in flight at once, but measured slower on the H200, see backend.rs). Dispatch: (n_head / G, rows, nsplit) workgroups: x = w, query heads
+// Workgroup: WG invocations (specialization constant 4: 128 or 256, which the host picks by
+//   the plan, see backend.rs's attn_dec_plan). Dispatch: (n_head / G, rows, nsplit) workgroups: x = w, query heads
 //   w·G .. w·G + G − 1 (KV head w·G / group), y = row t, z = slice s of split_len keys (≤ 1024:
 //   shared memory holds the slice's G × split_len scores).
 // Direct (push `direct`, one slice: nsplit = 1): no partials — the workgroup writes its heads'
@@ -29,6 +29,10 @@
 // last workgroup of a (row, group of G heads) to finish (a counter, device-scope atomics) merges them
 // as attn_combine.comp does — one dispatch for the whole attention — and may quantize the
 // result for the out-projection (quant8.glsl; G·HD a multiple of the block).
+// attn_dec_one, attn_dec_prep_one (this file compiled with ONE_PASS, and with PREP_ON too): the
+// keys and values in one pass, a running softmax a key slot (see ONE_PASS in main), for heads of
+// HD = 8·LPK only (an invocation's 8 dimensions), which the host checks; the same partials and
+// output as the two passes, rounded in another order.
 // attn_dec_prep (this file compiled with PREP_ON; a decode step of one row): qk_prep.comp's work
 // done here — `q` holds the raw queries, and every workgroup normalizes and rotates its own G
 // heads; where its slice holds the row's own position, it also makes the KV head's new key and

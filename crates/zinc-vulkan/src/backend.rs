@@ -664,6 +664,12 @@ impl Drop for VkKvCache {
 
 /// Whether an ablation's entry `name` names the kernel `label`: the label, or its first word
 /// (a mat-vec's shader without its shape).
+/// matvec_dec.comp's constant 4 (`pbx`: pieces in bits 0–3, passes less one in bits 4–7, PAIR
+/// in bit 8) with `passes` passes, its pieces and PAIR kept.
+fn with_passes(pbx: u32, passes: u32) -> u32 {
+    (pbx & !0xF0) | (passes - 1) << 4
+}
+
 fn names_kernel(name: &str, label: &str) -> bool {
     label == name || label.split(' ').next() == Some(name)
 }
@@ -2141,8 +2147,7 @@ impl VulkanBackend {
             s[0] = lanes;
         }
         if let Some(p) = self.tune.moe_passes.filter(|_| s[0] > 0) {
-            // The kernel's constant 4 keeps its pieces and PAIR; bits 4–7 are passes less one.
-            s[3] = (s[3] & !0xF0) | (p[down as usize] - 1) << 4;
+            s[3] = with_passes(s[3], p[down as usize]);
         }
         if let Some(wg) = self.tune.moe_wg.filter(|_| s[0] > 0 && !down) {
             s[2] = wg;
@@ -2685,10 +2690,13 @@ impl VulkanBackend {
                     + prep);
             shared <= self.ctx.info.max_shared_memory as usize
         };
-        // The workgroup: as given, else 256 invocations for one slice and for slices of 256
-        // keys or more where they fit (more of a slice's keys in flight), 128 for shorter
-        // slices.
-        let wide = (direct || split_len >= 256) && self.ctx.info.max_workgroup >= 256 && fits(256);
+        // The workgroup: as given, else 256 invocations for one slice of one head a workgroup
+        // and for slices of 256 keys or more where they fit (more of a slice's keys in
+        // flight), 128 otherwise (one slice of several heads a workgroup measured faster at
+        // 128 on the H200).
+        let wide = ((direct && heads == 1) || split_len >= 256)
+            && self.ctx.info.max_workgroup >= 256
+            && fits(256);
         let wg = self.tune.attn_wg.unwrap_or(if wide { 256 } else { 128 });
         if keys.div_ceil(split_len) > MAX_SPLITS || split_len > 1024 || !fits(wg) {
             return None;
@@ -2900,15 +2908,16 @@ impl VulkanBackend {
         ];
         // Keys and values in one pass (by default over one slice only: its 32 or so workgroups
         // fit the GPU at any register count, a long context's many do not) where an
-        // invocation holds 8 dimensions of a head.
+        // invocation holds 8 dimensions of a head. (The label's first word is the two-pass
+        // form's, so `skip_kernels` and the ablation name both alike.)
         let one = self.tune.attn_one_pass.unwrap_or(direct)
             && lpk * 8 == p.head_dim
             && self.tune.attn_ablate == 0;
         let (shader, label) = match (prep, one) {
             (Some(_), false) => ("attn_dec_prep", "attn_prep"),
-            (Some(_), true) => ("attn_dec_prep_one", "attn_prep_one"),
+            (Some(_), true) => ("attn_dec_prep_one", "attn_prep one-pass"),
             (None, false) => ("attn_dec", "attn_dec"),
-            (None, true) => ("attn_dec_one", "attn_dec_one"),
+            (None, true) => ("attn_dec_one", "attn_dec one-pass"),
         };
         self.run_labeled(shader, label, spec, g, pc, None, false);
         self.sync_recorded(sync, qa, true);
@@ -3616,6 +3625,15 @@ fn rope_table(pos: u32, p: &RopeParams, head_dim: usize) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `with_passes` sets matvec_dec.comp's passes (bits 4–7: passes less one) and keeps the
+    /// pieces (bits 0–3) and PAIR (bit 8), as the kernel's header lays out constant 4.
+    #[test]
+    fn moe_passes_set_only_the_passes_bits() {
+        assert_eq!(with_passes(2 | 1 << 8, 2), 2 | 1 << 4 | 1 << 8);
+        assert_eq!(with_passes(1 | 3 << 4, 1), 1);
+        assert_eq!(with_passes(4 | 1 << 4 | 1 << 8, 4), 4 | 3 << 4 | 1 << 8);
+    }
 
     /// The host's RoPE table holds the cos and sin the CPU backend rotates by: its rope turns
     /// each pair (1, 0) into (cos, sin), at positions small and large, both pair layouts, a

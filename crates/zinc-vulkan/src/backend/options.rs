@@ -79,7 +79,9 @@ pub struct VulkanOptions {
     pub attn_x32: Option<bool>,
     /// Decode attention, timing only (the results are wrong): parts of attn_dec.comp's work
     /// left out, bits: 1 the q/k norms, 2 RoPE, 4 the scores, 8 the values, 16 the output's
-    /// quantization (what a run gains without a part is what it costs). 0: none.
+    /// quantization (what a run gains without a part is what it costs). 0: none. Parts are
+    /// left out of the two-pass form only: with any, the one-slice attention takes two passes
+    /// (`attn_one_pass`).
     pub attn_ablate: u32,
     /// Decode attention: query heads a workgroup where the keys are split into slices (1, 2,
     /// 4 or 8; a larger value than a model's heads per KV head takes all of them), kernel
@@ -100,12 +102,12 @@ pub struct VulkanOptions {
     /// 512).
     pub decode_norm_wg: Option<u32>,
     /// Decode attention's workgroup size (128 or 256), kernel tuning. `None`: 256 for one
-    /// slice (`attn_direct`) and for slices of 256 keys or more, else 128 (H200, Qwen3-8B tg64
-    /// at 4,096 tokens, 256-key slices: 226.3 tok/s against 221.0 / 219.9 at 128; 512 slower
-    /// everywhere. One slice: at two heads a workgroup 128 was the faster on the H200, 241.2 /
-    /// 244.6 against 236.3; at one head a workgroup, since `attn_x32`, 256 is, on the H100 in
-    /// session 30: Qwen3-8B tg128 299.89 / 300.17 against 298.16 / 298.45, Qwen3-30B-A3B
-    /// 330.48 against 327.59 / 327.54).
+    /// slice (`attn_direct`) of one head a workgroup and for slices of 256 keys or more, else
+    /// 128 (H200, Qwen3-8B tg64 at 4,096 tokens, 256-key slices: 226.3 tok/s against 221.0 /
+    /// 219.9 at 128; 512 slower everywhere. One slice: at two heads a workgroup 128 was the
+    /// faster on the H200, 241.2 / 244.6 against 236.3; at one head a workgroup, since
+    /// `attn_x32`, 256 is, on the H100 in session 30: Qwen3-8B tg128 299.89 / 300.17 against
+    /// 298.16 / 298.45, Qwen3-30B-A3B 330.48 against 327.59 / 327.54).
     pub attn_wg: Option<u32>,
     /// Decode attention's slices merged by the last workgroup of each KV head
     /// (`attn_dec.comp`'s merge, up to `MERGE_SPLITS` slices) instead of `attn_combine.comp`.
@@ -118,10 +120,10 @@ pub struct VulkanOptions {
     /// head's dimensions (the head dimension 8 × the lanes a key) and no `attn_ablate` is
     /// given: `Some(true)` over every slice, `Some(false)` over none; kernel tuning. `None`:
     /// over one slice (`attn_direct`) only. (H100, session 30, alternating with two passes:
-    /// Qwen3-8B tg128 301.51 / 300.27 tok/s against 300.04 / 296.99; Qwen3-30B-A3B 331.91 /
-    /// 328.99 against 330.81 / 329.27; after 4,096 tokens, where every slice took it, 245.63 /
-    /// 245.78 against 258.00 / 259.62: the driver compiled `attn_dec_prep_one` to 78 registers
-    /// against 47, and 512 workgroups of 256 no longer fit the GPU at once.)
+    /// one slice only, Qwen3-8B tg128 296.51 / 296.43 tok/s against 293.82 / 294.80,
+    /// Qwen3-30B-A3B 330.15 / 330.28 against 328.61 / 328.57; after 4,096 tokens over every
+    /// slice 245.63 / 245.78 against 258.00 / 259.62: the driver compiled `attn_dec_prep_one`
+    /// to 78 registers against 47, and 512 workgroups of 256 no longer fit the GPU at once.)
     pub attn_one_pass: Option<bool>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
@@ -416,7 +418,8 @@ pub(super) struct Tuning {
     pub(super) attn_merge: bool,
     /// See [`VulkanOptions::attn_one_pass`] (`None`: one slice only).
     pub(super) attn_one_pass: Option<bool>,
-    /// See [`VulkanOptions::attn_wg`] (`None`: by slice length).
+    /// See [`VulkanOptions::attn_wg`] (`None`: by the plan: one slice of one head a workgroup,
+    /// or the slice's length).
     pub(super) attn_wg: Option<u32>,
     /// See [`VulkanOptions::attn_ahead`].
     pub(super) attn_ahead: u32,
@@ -933,6 +936,14 @@ mod tests {
         assert!(gpu.spin_wait && gpu.pad_stages == 0);
         assert_eq!(gpu.router_wg, ROUTER_WG);
         assert_eq!((gpu.moe_lanes, gpu.moe_wg), ([MOE_GATE_UP_LANES, 0], None));
+        assert_eq!((gpu.moe_passes, gpu.attn_one_pass), (None, None));
+        let given = VulkanOptions {
+            moe_passes: Some((2, 4)),
+            attn_one_pass: Some(true),
+            ..Default::default()
+        };
+        let t = Tuning::resolve(&given, &device(crate::DeviceKind::Discrete, 140)).unwrap();
+        assert_eq!((t.moe_passes, t.attn_one_pass), (Some([2, 4]), Some(true)));
         // The activation in the gate/up tail; MoE experts shaped as dense weights.
         assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
         assert!(gpu.glu_rows && gpu.glu_rows_nr == [4, 1] && gpu.fuse_prep);

@@ -59,7 +59,9 @@ pub fn conforms(
         attn_merge: Some(tpr == 16),
         // Keys and values in one pass (a running softmax a key slot) in the last run, over
         // every slice: its four heads a workgroup, one slice of up to 1,024 keys and
-        // attn_combine's slices past it; the others take two passes over every slice.
+        // attn_combine's slices past it, for heads of 8 × the lanes a key (64 wide and narrower
+        // at lavapipe's subgroups of 8; wider heads keep two passes); the others take two passes
+        // over every slice.
         attn_one_pass: Some(tpr == 8),
         // Query heads a workgroup over split keys: 2 in the merging run, 4 in the last (five
         // heads in attn_dec_prep's norm loop: four queries and the key); the last also takes
