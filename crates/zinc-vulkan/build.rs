@@ -134,7 +134,8 @@ fn main() {
                 })
                 .map(|f| variant(f.to_string(), format!("#define TYPE_{f} 1")))
                 .collect()
-        } else if WITH_VARIANT.iter().any(|v| v.0 == stem) {
+        } else {
+            // As it is, and once for each of its WITH_VARIANT entries.
             let extra = WITH_VARIANT.iter().filter(|v| v.0 == stem);
             std::iter::once((stem.clone(), text.clone()))
                 .chain(
@@ -142,8 +143,6 @@ fn main() {
                         .map(|(_, suffix, define)| variant(suffix.to_string(), define.to_string())),
                 )
                 .collect()
-        } else {
-            vec![(stem.clone(), text.clone())]
         };
         for (name, src) in variants {
             let words = compile(&name, &src);

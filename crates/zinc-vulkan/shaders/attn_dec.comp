@@ -440,71 +440,7 @@ void main() {
                 }
             }
         }
-        [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-            if (gi < G) {
-                [[unroll]] for (uint e = 0u; e < 8u; e++) {
-                    for (uint st = LPK; st < LPK * sg_slots; st <<= 1) {
-                        acc[gi][e] += subgroupShuffleXor(acc[gi][e], st);
-                    }
-                }
-            }
-        }
-        // The subgroups' sums, added in subgroup order: where a single pass of dimensions
-        // leaves the scores read and their space holds every subgroup's sums, each subgroup
-        // stores its own there and they are added at once (two barriers); else one after
-        // another into red (a barrier each).
-        uint span = G * LPK * 8u;
-        bool at_once = DPL == 8u && nsg * span <= G * SL_MAX; // uniform
-        if (at_once) {
-            barrier(); // the scores are read
-            if (sg_first) {
-                [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-                    if (gi < G) {
-                        [[unroll]] for (uint e = 0u; e < 8u; e++) {
-                            ps[sg * span + gi * (LPK * 8u) + part_lane * 8u + e] = acc[gi][e];
-                        }
-                    }
-                }
-            }
-            barrier();
-            for (uint r = tid; r < span; r += WG) {
-                float a = ps[r];
-                for (uint k = 1u; k < nsg; k++) {
-                    a = a + ps[k * span + r];
-                }
-                red[r] = a;
-            }
-        } else {
-            for (uint k = 0u; k < nsg; k++) {
-                if (sg == k && sg_first) {
-                    [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-                        if (gi < G) {
-                            [[unroll]] for (uint e = 0u; e < 8u; e++) {
-                                uint r = gi * (LPK * 8u) + part_lane * 8u + e;
-                                red[r] = k == 0u ? acc[gi][e] : red[r] + acc[gi][e];
-                            }
-                        }
-                    }
-                }
-                barrier();
-            }
-        }
-        for (uint r = tid; r < span; r += WG) {
-            uint gi = r / (LPK * 8u);
-            uint pl = (r / 8u) % LPK;
-            uint d = pl * DPL + 8u * c + r % 8u;
-            if (pc.direct == 1u) {
-                qs[gi * HD + d] = red[r]; // the queries are read; their space holds the sums
-                continue;
-            }
-            uint out_base = ((t * pc.n_head + h0 + gi) * nsplit + sp) * (HD + 2u);
-            if (MERGE == 1u) {
-                CFloats(pc.part).v[out_base + 2u + d] = red[r];
-            } else {
-                pc.part.v[out_base + 2u + d] = red[r];
-            }
-        }
-        barrier();
+        #include "attn_slots.glsl"
     }
 #else
     // ONE_PASS (attn_dec_one, attn_dec_prep_one; DPL = 8, which the host checks): keys and
@@ -624,70 +560,12 @@ void main() {
             }
         }
     }
-    // The slots' value sums, as the two-pass form adds them: across a subgroup by shuffles,
-    // then across subgroups in order (at once where ps holds every subgroup's sums, else one
-    // after another into red).
+    // The slots' value sums (attn_slots.glsl, as the two-pass form adds them; one pass of
+    // dimensions: DPL = 8).
     uint sg_slots = max(gl_SubgroupSize / LPK, 1u);
     bool sg_first = (lane / LPK) == 0u;
-    [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-        if (gi < G) {
-            [[unroll]] for (uint e = 0u; e < 8u; e++) {
-                for (uint st = LPK; st < LPK * sg_slots; st <<= 1) {
-                    acc[gi][e] += subgroupShuffleXor(acc[gi][e], st);
-                }
-            }
-        }
-    }
-    uint span = G * LPK * 8u;
-    if (nsg * span <= G * SL_MAX) { // uniform
-        barrier(); // the slots' m and l are read
-        if (sg_first) {
-            [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-                if (gi < G) {
-                    [[unroll]] for (uint e = 0u; e < 8u; e++) {
-                        ps[sg * span + gi * (LPK * 8u) + part_lane * 8u + e] = acc[gi][e];
-                    }
-                }
-            }
-        }
-        barrier();
-        for (uint r = tid; r < span; r += WG) {
-            float a = ps[r];
-            for (uint k = 1u; k < nsg; k++) {
-                a = a + ps[k * span + r];
-            }
-            red[r] = a;
-        }
-    } else {
-        for (uint k = 0u; k < nsg; k++) {
-            if (sg == k && sg_first) {
-                [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-                    if (gi < G) {
-                        [[unroll]] for (uint e = 0u; e < 8u; e++) {
-                            uint r = gi * (LPK * 8u) + part_lane * 8u + e;
-                            red[r] = k == 0u ? acc[gi][e] : red[r] + acc[gi][e];
-                        }
-                    }
-                }
-            }
-            barrier();
-        }
-    }
-    for (uint r = tid; r < span; r += WG) {
-        uint gi = r / (LPK * 8u);
-        uint d = r % (LPK * 8u); // DPL = 8: lane pl's dimensions 8·pl .. 8·pl + 7
-        if (pc.direct == 1u) {
-            qs[gi * HD + d] = red[r]; // the queries are read; their space holds the sums
-            continue;
-        }
-        uint out_base = ((t * pc.n_head + h0 + gi) * nsplit + sp) * (HD + 2u);
-        if (MERGE == 1u) {
-            CFloats(pc.part).v[out_base + 2u + d] = red[r];
-        } else {
-            pc.part.v[out_base + 2u + d] = red[r];
-        }
-    }
-    barrier();
+    uint c = 0u;
+    #include "attn_slots.glsl"
 #endif
     if (pc.direct == 1u) {
         // One slice: the output is acc / l (ml[16 + head], stored with the softmax).

@@ -662,14 +662,14 @@ impl Drop for VkKvCache {
     }
 }
 
-/// Whether an ablation's entry `name` names the kernel `label`: the label, or its first word
-/// (a mat-vec's shader without its shape).
 /// matvec_dec.comp's constant 4 (`pbx`: pieces in bits 0–3, passes less one in bits 4–7, PAIR
 /// in bit 8) with `passes` passes, its pieces and PAIR kept.
 fn with_passes(pbx: u32, passes: u32) -> u32 {
     (pbx & !0xF0) | (passes - 1) << 4
 }
 
+/// Whether an ablation's entry `name` names the kernel `label`: the label, or its first word
+/// (a mat-vec's shader without its shape).
 fn names_kernel(name: &str, label: &str) -> bool {
     label == name || label.split(' ').next() == Some(name)
 }

@@ -648,7 +648,7 @@ impl Tuning {
                     "decode pair needs 2 pieces a lane, not {pieces}"
                 )));
             }
-            let pbx = pieces | (passes - 1) << 4 | u32::from(pair) << 8;
+            let pbx = with_passes(pieces | u32::from(pair) << 8, passes);
             shape[3] = pbx;
             if on_cpu || !int_dot {
                 *shape = [0; 4];
