@@ -44,6 +44,36 @@ const WITH_VARIANT: &[(&str, &str, &str)] = &[
         "#define PREP_ON 1\n#define ONE_PASS 1",
     ),
 ];
+/// Shaders also compiled as `<variant>_clk` (clock.glsl: each workgroup's start and end on the
+/// device's clock, for `VulkanOptions::clock`): every kernel a decode step dispatches, each of
+/// its variants, but per-format ones for CLOCKED_FORMATS only (a dispatch of another pipeline
+/// runs unclocked, and the clock's report says so).
+const CLOCKED: &[&str] = &[
+    "act_quant",
+    "argmax",
+    "attn_combine",
+    "attn_dec",
+    "elementwise",
+    "gather",
+    "get_rows",
+    "glu_quant",
+    "kv_store",
+    "matvec",
+    "matvec_dec",
+    "matvecq",
+    "moe_combine",
+    "moe_matvec",
+    "moe_matvecq",
+    "moe_route",
+    "moe_sort",
+    "norm_quant",
+    "qk_prep",
+    "quant_act",
+    "rms_norm",
+    "rope",
+    "rscale",
+];
+const CLOCKED_FORMATS: &[&str] = &["F32", "F16", "Q8_0", "Q4_K", "Q6_K"];
 /// Kernels compiled for these formats only.
 const ONLY_FORMATS: &[(&str, &[&str])] = &[("matvec_dec", &["Q4_K", "Q6_K"])];
 /// Exceptions to QUANT_ONLY: (shader, float format) pairs that are compiled.
@@ -95,6 +125,20 @@ fn compile(name: &str, source: &str) -> Vec<u32> {
         .unwrap_or_else(|e| panic!("shader {name} does not compile:\n{e}"))
 }
 
+/// `src` with its `main` renamed `zinc_main` and clock.glsl's `main` around it, the clocks'
+/// extensions after `#version`.
+fn with_clock(name: &str, src: &str, clock: &str) -> String {
+    assert_eq!(src.matches("void main()").count(), 1, "{name}: one main");
+    let exts = "#extension GL_EXT_shader_realtime_clock : require\n\
+                #extension GL_ARB_shader_clock : require\n\
+                #extension GL_EXT_buffer_reference_uvec2 : require\n";
+    let s = src.replacen("#version 450\n", &format!("#version 450\n{exts}"), 1);
+    format!(
+        "{}\n{clock}",
+        s.replacen("void main()", "void zinc_main()", 1)
+    )
+}
+
 fn main() {
     let dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap()).join("shaders");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
@@ -144,7 +188,24 @@ fn main() {
                 )
                 .collect()
         };
-        for (name, src) in variants {
+        let clocked: Vec<(String, String)> = if CLOCKED.contains(&stem.as_str()) {
+            let clock = expand(
+                &dir,
+                &std::fs::read_to_string(dir.join("clock.glsl")).unwrap(),
+                0,
+            );
+            (variants.iter())
+                .filter(|(name, _)| {
+                    let per_format = name.strip_prefix(&format!("{stem}_"));
+                    !PER_FORMAT.contains(&stem.as_str())
+                        || per_format.is_some_and(|f| CLOCKED_FORMATS.contains(&f))
+                })
+                .map(|(name, src)| (format!("{name}_clk"), with_clock(name, src, &clock)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for (name, src) in variants.into_iter().chain(clocked) {
             let words = compile(&name, &src);
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
             let file = out.join(format!("{name}.spv"));

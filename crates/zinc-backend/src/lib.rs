@@ -70,6 +70,40 @@ pub struct HostGaps {
     pub before_recording: std::time::Duration,
 }
 
+/// One dependent stage of a step as the device's clock saw it (`Backend::clock_step`): the
+/// commands between two barriers, their workgroups' starts and ends. Times are nanoseconds
+/// from the step's first workgroup's start.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClockStage {
+    /// The labels of the stage's commands (as profiles name them), in order, joined by " + ".
+    pub label: String,
+    /// Workgroups that wrote a record (0: none of the stage's commands has a clocked form;
+    /// its time shows in the gap before the next stage).
+    pub groups: u64,
+    /// The first workgroup's start, the last workgroup's start, the last one's end.
+    pub first_start: f64,
+    pub last_start: f64,
+    pub last_end: f64,
+    /// Workgroups' durations (start to end, ns): the median and the largest; and the median
+    /// in the SM's cycles.
+    pub wg_median: f64,
+    pub wg_max: f64,
+    pub cycles_median: f64,
+}
+
+/// A step's stages as the device's clock saw them (`Backend::clock_step`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClockStep {
+    pub stages: Vec<ClockStage>,
+    /// Workgroups that counted themselves, and those the commands dispatched of clocked
+    /// kernels: equal unless records were lost (the buffer full).
+    pub counted: u64,
+    pub expected: u64,
+    /// Records whose kernel is not one of the stage's they were placed in by time (two
+    /// stages' workgroups within one tick of the clock): 0 where the placement is sure.
+    pub misplaced: u64,
+}
+
 /// Finds tensor `name` for `Backend::weight`: its index and view, or the error naming it (missing,
 /// or of a type `backend` cannot use).
 pub fn find_weight<'m, B: Backend + ?Sized>(
@@ -462,6 +496,13 @@ pub trait Backend: Send + Sync {
     /// that wait for all before them, each a drain and a ramp-up where the device was busy.
     /// `None` where the backend does not tell.
     fn dependent_stages(&self) -> Option<u64> {
+        None
+    }
+
+    /// The work since the last call as the device's clock saw it, stage by stage, where the
+    /// backend was created to clock its kernels (`ClockStep`; the Vulkan backend's
+    /// `VulkanOptions::clock`); `None` otherwise. Waits for the device first.
+    fn clock_step(&self) -> Option<ClockStep> {
         None
     }
 

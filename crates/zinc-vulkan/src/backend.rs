@@ -23,6 +23,7 @@ use crate::context::{Buffer, Context, Memory, Push, Spec};
 use crate::device::{self, Instance};
 use crate::VulkanError;
 
+mod clock;
 mod moe;
 mod options;
 mod recorder;
@@ -730,6 +731,10 @@ pub struct VulkanBackend {
     rope_cache: Mutex<Vec<RopeTable>>,
     /// GPU timestamps are on (`VulkanOptions::profile`).
     profiling: bool,
+    /// The clocked kernels' record buffer (`VulkanOptions::clock`), and a host buffer to read
+    /// it through.
+    clock: Option<Buffer>,
+    clock_read: Mutex<Option<Buffer>>,
     /// Kernels left out and kernels counted (`VulkanOptions::skip_kernels`,
     /// `Backend::ablation`); `ablating` says whether to look.
     ablating: AtomicBool,
@@ -920,11 +925,35 @@ impl VulkanBackend {
                     .into(),
             });
         }
-        let ctx = Context::new(instance, pdev, info, opts.pipeline_stats)?;
+        if opts.clock && !info.shader_clock {
+            return Err(VulkanError::Unusable {
+                name: info.name.clone(),
+                why: "the kernels' clock asked for, but the device has no VK_KHR_shader_clock \
+                      with both the subgroup's and the device's clock"
+                    .into(),
+            });
+        }
+        let ctx = Context::new(instance, pdev, info, opts.pipeline_stats, opts.clock)?;
+        let clock_buf = if opts.clock {
+            let words = clock::HEADER_WORDS + clock::RECORDS as usize * clock::RECORD_WORDS;
+            let b = ctx.buffer(4 * words as u64, Memory::Device)?;
+            if !ctx.set_clock(b.address, clock::RECORDS) {
+                return Err(VulkanError::Shader(
+                    "the clock was set after the first pipeline".into(),
+                ));
+            }
+            Some(b)
+        } else {
+            None
+        };
         let t = Tuning::resolve(opts, &ctx.info)?;
         let table = f32s(zinc_backend::cpu::gelu_f16_table());
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let mut rec = Recorder::new(&ctx, opts.profile, t.chunks)?;
+        if let Some(b) = &clock_buf {
+            rec.fill_zero(b.buffer, b.size)?;
+            rec.clock_log = Some(Vec::new());
+        }
         // Barrier modes (timing) apart from the kernels an ablation leaves out.
         rec.loose = BarrierAblation::of(&opts.skip_kernels)?;
         rec.spin = t.spin_wait;
@@ -960,6 +989,8 @@ impl VulkanBackend {
             rope_cache: Mutex::new(Vec::new()),
 
             profiling: opts.profile,
+            clock: clock_buf,
+            clock_read: Mutex::new(None),
             tune: t,
             ablating: (!skip.is_empty()).into(),
             ablation: Mutex::new(Ablation {
@@ -1001,6 +1032,39 @@ impl VulkanBackend {
             }
         }
         Ok(())
+    }
+
+    /// The work recorded since the last call as the kernels' clock saw it (`VulkanOptions::
+    /// clock`; `None` without it): waits for the device, reads the records, places them in
+    /// the stages (backend/clock.rs) and empties the buffer for the next call.
+    pub fn clock_step(&self) -> Result<Option<zinc_backend::ClockStep>, VulkanError> {
+        let Some(buf) = &self.clock else {
+            return Ok(None);
+        };
+        let mut rec = self.rec();
+        let log = rec.clock_log.replace(Vec::new()).unwrap_or_default();
+        let expected: u64 = (log.iter().filter(|d| d.kind.is_some()))
+            .map(|d| d.groups)
+            .sum();
+        let n = expected.min(clock::RECORDS as u64) as usize;
+        let bytes = 4 * (clock::HEADER_WORDS + n * clock::RECORD_WORDS) as u64;
+        let mut read = self.clock_read.lock().unwrap_or_else(|e| e.into_inner());
+        if read.as_ref().is_none_or(|b| b.size < bytes) {
+            *read = None; // the smaller one freed first
+            *read = Some(self.ctx.buffer(bytes.next_power_of_two(), Memory::Host)?);
+        }
+        let host = read.as_ref().expect("just made");
+        rec.copy(buf.buffer, 0, host.buffer, 0, bytes)?;
+        rec.before_host_read();
+        rec.fill_zero(buf.buffer, 4 * clock::HEADER_WORDS as u64)?;
+        rec.submit(&self.stats)?;
+        let mut raw = vec![0u8; bytes as usize];
+        host.read_into(0, &mut raw);
+        let words: Vec<u32> = (raw.chunks_exact(4))
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let (counted, recs) = clock::records(&words);
+        Ok(Some(clock::place(&log, recs, counted)))
     }
 
     /// The compiled statistics of every pipeline created so far (`VulkanOptions::
@@ -1430,7 +1494,7 @@ impl VulkanBackend {
     /// A profile name for `shader` on a `rows × cols` weight when profiling (mat-vecs are
     /// timed per shape there), else `shader` itself.
     fn shape_label(&self, shader: &'static str, rows: usize, cols: usize) -> &'static str {
-        if !self.profiling && !self.ablating.load(Relaxed) {
+        if !self.profiling && !self.ablating.load(Relaxed) && self.clock.is_none() {
             return shader;
         }
         type Names = HashMap<(&'static str, usize, usize), &'static str>;
@@ -2964,6 +3028,10 @@ impl Backend for VulkanBackend {
 
     fn kernel_stats(&self) -> Option<Vec<String>> {
         self.pipeline_stats().unwrap_or_else(|e| fatal(e))
+    }
+
+    fn clock_step(&self) -> Option<zinc_backend::ClockStep> {
+        VulkanBackend::clock_step(self).unwrap_or_else(|e| fatal(e))
     }
 
     fn host_waited(&self) -> Option<std::time::Duration> {

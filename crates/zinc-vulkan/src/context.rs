@@ -38,6 +38,12 @@ pub struct Context {
     stats: Option<ash::khr::pipeline_executable_properties::Device>,
     /// Bytes of the buffers alive on this device (all memory kinds).
     allocated: std::sync::atomic::AtomicU64,
+    /// Clocked pipelines (`VulkanOptions::clock`): the record buffer's address and records, set
+    /// once (`set_clock`) before the first pipeline; then every shader with a `_clk` variant
+    /// is created from it (shaders/clock.glsl).
+    clock: std::sync::OnceLock<(u64, u32)>,
+    /// Each clocked pipeline's kind (the number its records carry), and each kind's shader.
+    clocked: Mutex<(HashMap<vk::Pipeline, u32>, Vec<&'static str>)>,
     // Dropped last: the device must go before the instance.
     _instance: Instance,
 }
@@ -72,12 +78,14 @@ pub enum Memory {
 
 impl Context {
     /// `capture_stats`: create every pipeline with its statistics captured (the device must
-    /// have `pipeline_stats`; the caller checks).
+    /// have `pipeline_stats`; the caller checks). `clock`: enable the shader clocks (the device
+    /// must have `shader_clock`; the caller checks) for `set_clock`.
     pub fn new(
         instance: Instance,
         pdev: vk::PhysicalDevice,
         info: DeviceInfo,
         capture_stats: bool,
+        clock: bool,
     ) -> Result<Arc<Context>, VulkanError> {
         let inst = &instance.instance;
         // SAFETY: queries and device creation on a live physical device; every pointer in the
@@ -111,6 +119,12 @@ impl Context {
             if capture_stats {
                 exts.push(c"VK_KHR_pipeline_executable_properties".as_ptr());
             }
+            let mut fclk = vk::PhysicalDeviceShaderClockFeaturesKHR::default()
+                .shader_subgroup_clock(true)
+                .shader_device_clock(true);
+            if clock {
+                exts.push(c"VK_KHR_shader_clock".as_ptr());
+            }
             // The integer-dot mat-vec (matvecq.comp) needs shaderIntegerDotProduct (Vulkan 1.3).
             let mut f13 = vk::PhysicalDeviceVulkan13Features::default()
                 .shader_integer_dot_product(info.integer_dot_product);
@@ -125,6 +139,9 @@ impl Context {
             }
             if capture_stats {
                 create = create.push_next(&mut fpe);
+            }
+            if clock {
+                create = create.push_next(&mut fclk);
             }
             let create = create.enabled_extension_names(&exts);
             let device = inst.create_device(pdev, &create, None)?;
@@ -157,6 +174,8 @@ impl Context {
                 pipelines: Mutex::new(HashMap::new()),
                 stats,
                 allocated: Default::default(),
+                clock: Default::default(),
+                clocked: Default::default(),
                 _instance: instance,
             }))
         }
@@ -294,18 +313,40 @@ impl Context {
         }
     }
 
+    /// Clocked pipelines from now on: the record buffer at `address` holds `records`
+    /// (shaders/clock.glsl). Before the first pipeline is created (the context must have been
+    /// made with `clock`); false if too late or set already.
+    pub fn set_clock(&self, address: u64, records: u32) -> bool {
+        let empty = self
+            .pipelines
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_empty();
+        empty && self.clock.set((address, records)).is_ok()
+    }
+
+    /// The kind a clocked pipeline's records carry, and its shader; `None` for a pipeline
+    /// that writes none.
+    pub fn clock_kind(&self, pipe: vk::Pipeline) -> Option<u32> {
+        let c = self.clocked.lock().unwrap_or_else(|e| e.into_inner());
+        c.0.get(&pipe).copied()
+    }
+
     /// The pipeline of shader `name` with specialization constants 0 (the workgroup size) to 5
-    /// (shape parameters some shaders declare; ignored by the others), created on first use.
+    /// (shape parameters some shaders declare; ignored by the others), created on first use;
+    /// with the clock set (`set_clock`), from the shader's `_clk` variant where it has one.
     pub fn pipeline(&self, name: &'static str, spec: Spec) -> Result<vk::Pipeline, VulkanError> {
         let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(&p) = cache.get(&(name, spec)) {
             return Ok(p);
         }
-        let spv = SHADERS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, b)| *b)
-            .ok_or(VulkanError::NoShader(name))?;
+        let find = |n: &str| SHADERS.iter().find(|(s, _)| *s == n).map(|(_, b)| *b);
+        let clock = self.clock.get().copied();
+        let clocked = clock.and_then(|c| Some((c, find(&format!("{name}_clk"))?)));
+        let spv = match clocked {
+            Some((_, spv)) => spv,
+            None => find(name).ok_or(VulkanError::NoShader(name))?,
+        };
         let words = ash::util::read_spv(&mut std::io::Cursor::new(spv))
             .map_err(|e| VulkanError::Shader(format!("{name}: {e}")))?;
         let d = &self.device;
@@ -314,15 +355,27 @@ impl Context {
         unsafe {
             let module =
                 d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)?;
-            let entries: Vec<vk::SpecializationMapEntry> = (0..spec.len() as u32)
-                .map(|id| {
+            // Constants 0–5, then for a clocked pipeline clock.glsl's 20–23.
+            let mut clk = self.clocked.lock().unwrap_or_else(|e| e.into_inner());
+            let kind = clk.1.len() as u32;
+            let mut values: Vec<(u32, u32)> = (0..spec.len() as u32).zip(spec).collect();
+            if let Some(((address, records), _)) = clocked {
+                values.extend([
+                    (20, address as u32),
+                    (21, (address >> 32) as u32),
+                    (22, kind),
+                    (23, records),
+                ]);
+            }
+            let entries: Vec<vk::SpecializationMapEntry> = (values.iter().enumerate())
+                .map(|(i, &(id, _))| {
                     vk::SpecializationMapEntry::default()
                         .constant_id(id)
-                        .offset(4 * id)
+                        .offset(4 * i as u32)
                         .size(4)
                 })
                 .collect();
-            let data: Vec<u8> = spec.iter().flat_map(|v| v.to_le_bytes()).collect();
+            let data: Vec<u8> = values.iter().flat_map(|v| v.1.to_le_bytes()).collect();
             let spec_info = vk::SpecializationInfo::default()
                 .map_entries(&entries)
                 .data(&data);
@@ -343,6 +396,10 @@ impl Context {
             let result = d.create_compute_pipelines(vk::PipelineCache::null(), &[info], None);
             d.destroy_shader_module(module, None);
             let p = result.map_err(|(_, e)| VulkanError::from(e))?[0];
+            if clocked.is_some() {
+                clk.0.insert(p, kind);
+                clk.1.push(name);
+            }
             cache.insert((name, spec), p);
             Ok(p)
         }

@@ -36,6 +36,9 @@ pub struct DeviceInfo {
     /// each pipeline's compiled statistics (registers, shared memory, …; `zinc bench
     /// --vk-pipeline-stats`).
     pub pipeline_stats: bool,
+    /// VK_KHR_shader_clock with both the SM's and the device's clock: what the clocked
+    /// kernels (`VulkanOptions::clock`, `zinc bench --vk-clock`) read.
+    pub shader_clock: bool,
     pub buffer_device_address: bool,
     /// Bytes of device-local memory (the largest device-local heap).
     pub vram: u64,
@@ -248,6 +251,11 @@ impl Instance {
             if stats_ext {
                 feats = feats.push_next(&mut fpe);
             }
+            let clock_ext = has_ext(c"VK_KHR_shader_clock");
+            let mut fclk = vk::PhysicalDeviceShaderClockFeaturesKHR::default();
+            if clock_ext {
+                feats = feats.push_next(&mut fclk);
+            }
             inst.get_physical_device_features2(p, &mut feats);
             let coop_16 = coop_ext
                 && fcm.cooperative_matrix == vk::TRUE
@@ -308,6 +316,9 @@ impl Instance {
                     && f12.shader_float16 == vk::TRUE
                     && f12.vulkan_memory_model == vk::TRUE,
                 pipeline_stats: stats_ext && fpe.pipeline_executable_info == vk::TRUE,
+                shader_clock: clock_ext
+                    && fclk.shader_subgroup_clock == vk::TRUE
+                    && fclk.shader_device_clock == vk::TRUE,
                 buffer_device_address: f12.buffer_device_address == vk::TRUE,
                 vram,
                 max_storage_buffer_range: props.limits.max_storage_buffer_range as u64,

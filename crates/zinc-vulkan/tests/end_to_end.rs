@@ -1320,3 +1320,74 @@ fn attn_x32_steps_back_for_an_out_projection_that_refuses_chunks() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The kernels' clock (`VulkanOptions::clock`): the clocked kernels compute the very bits of the
+/// plain ones (every logit of every step, one slice of keys and several), and each decode step's
+/// records — one a workgroup dispatched, none lost — fall in their stages: no record of another
+/// kernel in a stage, each stage's workgroups starting and ending in order, and no stage
+/// starting before the one before it has ended (what the barrier between them promises and the
+/// placement by time relies on).
+#[test]
+fn the_kernels_clock_places_every_workgroup_in_its_stage() {
+    let (dir, file) = x32_model("clock", GgmlType::Q4_K);
+    let gpu = |clock: bool| {
+        validated(
+            VulkanOptions {
+                threads_per_row: Some(16),
+                cpu_attention: Some(false),
+                decode_kquant: Some((32, 1, 128)),
+                clock,
+                ..Default::default()
+            },
+            &file,
+        )
+    };
+    let (plain, clocked) = (gpu(false), gpu(true));
+    assert!(plain.backend.clock_step().unwrap().is_none());
+    let prompt: Vec<u32> = (0..140).map(|i| (i * 37 + 11) % 1024).collect();
+    let cont: Vec<u32> = (0..4).map(|i| (i * 67 + 13) % 1024).collect();
+    assert_eq!(
+        forced(&plain, &prompt, &cont),
+        forced(&clocked, &prompt, &cont),
+        "the clocked kernels' logits"
+    );
+    // Decode steps after 3 keys (one slice) and after 140 (several, merged by attn_combine).
+    for len in [3usize, 140] {
+        let mut s = clocked.session(256);
+        s.eval(&prompt[..len], Logits::Last).expect("prompt");
+        clocked.backend.clock_step().unwrap(); // the prompt's records let go
+        for &t in &cont[..2] {
+            s.eval(&[t], Logits::Last).expect("step");
+            let step = clocked.backend.clock_step().unwrap().expect("clocked");
+            let at = format!("{len} keys");
+            assert!(step.expected > 0, "{at}: no clocked workgroup");
+            assert_eq!(step.counted, step.expected, "{at}: records lost");
+            assert_eq!(step.misplaced, 0, "{at}: records in another kernel's stage");
+            let clocked_stages: Vec<_> = step.stages.iter().filter(|s| s.groups > 0).collect();
+            assert!(clocked_stages.len() >= 2 * 2, "{at}: {:?}", step.stages);
+            let labels: Vec<&str> = clocked_stages.iter().map(|s| s.label.as_str()).collect();
+            assert!(
+                labels.iter().any(|l| l.starts_with("attn_prep"))
+                    && labels.iter().any(|l| l.starts_with("matvec_dec_Q4_K ")),
+                "{at}: {labels:?}"
+            );
+            let mut end = 0.0;
+            for st in &clocked_stages {
+                assert!(
+                    st.first_start >= end
+                        && st.last_start >= st.first_start
+                        && st.last_end >= st.last_start
+                        && st.wg_max >= st.wg_median,
+                    "{at}: {st:?} after a stage that ended at {end}"
+                );
+                end = st.last_end;
+            }
+        }
+    }
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
 use rand::{Rng, SeedableRng};
 use serde::Serialize;
 use zinc_backend::Backend;
@@ -46,6 +46,25 @@ pub struct BenchArgs {
     /// `Session::eval_last_with` did; comparisons).
     #[arg(long, hide = true)]
     pub copy_logits: bool,
+    /// With `--vk-clock`: also write each clocked generated token's stages to this file (JSON:
+    /// a list of tokens, each a list of stages with their label, workgroups, first start, last
+    /// start and last end, workgroups' median and largest duration in ns, and median SM
+    /// cycles); `scripts/plot_clock.py` draws them.
+    #[arg(long, requires = "vk_clock")]
+    pub clock_out: Option<std::path::PathBuf>,
+}
+
+/// A clocked stage as `--clock-out` writes it.
+#[derive(Serialize)]
+struct ClockStageOut<'a> {
+    label: &'a str,
+    groups: u64,
+    first_start: f64,
+    last_start: f64,
+    last_end: f64,
+    wg_median: f64,
+    wg_max: f64,
+    cycles_median: f64,
 }
 
 #[derive(Serialize)]
@@ -145,14 +164,19 @@ struct Measured {
     timed_stages: Option<u64>,
     /// The host's gaps between steps over the repetitions (`Backend::host_gaps`).
     timed_gaps: Option<zinc_backend::HostGaps>,
+    /// Each timed generated token as the kernels' clock saw it (`Backend::clock_step`), where
+    /// the backend clocks them.
+    clocks: Vec<zinc_backend::ClockStep>,
 }
 
 impl Test<'_> {
     /// The test's evaluation of `toks` (after the depth): all at once, or one by one.
+    /// With `clocks`, each generated token's stages by the kernels' clock are pushed there.
     fn run<B: Backend>(
         &self,
         session: &mut zinc_engine::Session<'_, B>,
         toks: &[u32],
+        mut clocks: Option<(&B, &mut Vec<zinc_backend::ClockStep>)>,
     ) -> Result<()> {
         if self.kind == "pp" {
             session.eval(toks, Logits::Last)?;
@@ -164,6 +188,9 @@ impl Test<'_> {
                     session.eval(&[t], Logits::Last)?;
                 } else {
                     session.eval_last_with(&[t], |_| ())?;
+                }
+                if let Some((b, out)) = &mut clocks {
+                    out.extend(b.clock_step());
                 }
             }
         }
@@ -186,7 +213,10 @@ impl Test<'_> {
             timed_busy: None,
             timed_stages: None,
             timed_gaps: None,
+            clocks: Vec::new(),
         };
+        // Clocked kernels: what ran before this test is let go.
+        let clocking = engine.backend.clock_step().is_some();
         // Warm-ups (rep 0) repeat until they have run for a second and the last was no more
         // than 5% faster than the one before (at most WARMUPS times): after one short warm-up,
         // the H200's prompt-512 runs climbed 3,429, 5,257, 7,007, 7,883 tok/s (the cause was
@@ -208,8 +238,13 @@ impl Test<'_> {
             let busy0 = engine.backend.device_busy();
             let stages0 = engine.backend.dependent_stages();
             let gaps0 = engine.backend.host_gaps();
+            // The clock's records of the timed generated tokens (the depth's let go first).
+            let clocks = (clocking && rep > 0 && kind == "tg").then(|| {
+                engine.backend.clock_step();
+                (&engine.backend, &mut m.clocks)
+            });
             let t0 = Instant::now();
-            self.run(&mut session, &toks)?;
+            self.run(&mut session, &toks, clocks)?;
             let secs = t0.elapsed().as_secs_f64();
             m.run_secs += secs;
             if rep > 0 {
@@ -271,7 +306,7 @@ fn ablation<B: Backend>(
         session.eval(test.depth_tokens, Logits::Last)?;
     }
     engine.backend.ablation(Some(&[]));
-    test.run(&mut session, &random(test.n))?;
+    test.run(&mut session, &random(test.n), None)?;
     drop(session);
     let counts = engine.backend.ablation(Some(&[])).unwrap_or_default();
     // The table's title, how each run differs from the base, and its speed column.
@@ -417,6 +452,32 @@ fn bench_with<B: Backend>(
                 "zinc bench: {kind}{n}: the host waited for the device {:.0}% of the timed runs{span}",
                 100.0 * w
             );
+        }
+        if !m.clocks.is_empty() {
+            eprintln!(
+                "{}",
+                crate::clock_report::table(&m.clocks, &format!("{kind}{n}"))
+            );
+            if let Some(path) = &args.clock_out {
+                let steps: Vec<Vec<ClockStageOut>> = (m.clocks.iter())
+                    .map(|step| {
+                        (step.stages.iter())
+                            .map(|s| ClockStageOut {
+                                label: &s.label,
+                                groups: s.groups,
+                                first_start: s.first_start,
+                                last_start: s.last_start,
+                                last_end: s.last_end,
+                                wg_median: s.wg_median,
+                                wg_max: s.wg_max,
+                                cycles_median: s.cycles_median,
+                            })
+                            .collect()
+                    })
+                    .collect();
+                std::fs::write(path, serde_json::to_string(&steps)?)
+                    .with_context(|| format!("writing {}", path.display()))?;
+            }
         }
         let (avg, sd) = stats(&m.samples);
         let depth = if args.depth > 0 {

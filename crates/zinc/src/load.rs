@@ -192,6 +192,12 @@ pub struct ModelArgs {
     /// VK_KHR_pipeline_executable_properties), printed after a bench.
     #[arg(long, hide = true)]
     pub vk_pipeline_stats: bool,
+    /// Vulkan: each workgroup's start and end on the device's clock (needs VK_KHR_shader_clock;
+    /// the instrumented kernels run a little slower). `zinc bench` then prints where a
+    /// generated token's time goes, stage by stage: between the stages, while their
+    /// workgroups start, and inside them.
+    #[arg(long)]
+    pub vk_clock: bool,
     /// Vulkan decode attention: the last workgroup of a KV head merges its slices (kernel
     /// comparisons; default: a dispatch of its own merges them).
     #[arg(long, hide = true)]
@@ -391,6 +397,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_spin_wait: None,
         vk_pad_stages: 0,
         vk_pipeline_stats: false,
+        vk_clock: false,
         vk_attn_merge: a.vk_attn_merge,
         vk_attn_one_pass: a.vk_attn_one_pass,
         vk_cpu_attention: None,
@@ -492,6 +499,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         spin_wait: args.vk_spin_wait,
         pad_stages: args.vk_pad_stages,
         pipeline_stats: args.vk_pipeline_stats,
+        clock: args.vk_clock,
         attn_merge: args.vk_attn_merge,
         attn_one_pass: args.vk_attn_one_pass,
         cpu_attention: args.vk_cpu_attention,

@@ -2,6 +2,7 @@
 
 mod bench;
 mod check;
+mod clock_report;
 mod inspect;
 mod load;
 mod matvec_cost;

@@ -328,6 +328,13 @@ pub struct VulkanOptions {
     /// `VulkanBackend::pipeline_stats`. Off by default (capturing them may cost pipeline
     /// creation time); where the device lacks the extension, asking is an error that says so.
     pub pipeline_stats: bool,
+    /// Run the clocked form of every kernel that has one (shaders/clock.glsl: each
+    /// workgroup's start and end on the device's clock) and keep each dispatch's label, so
+    /// that `VulkanBackend::clock_step` can say where a step's time went, stage by stage:
+    /// between the stages, while their workgroups start, and inside them. Timing of the
+    /// instrumented run is not the plain one's. Off by default; where the device lacks
+    /// VK_KHR_shader_clock (the SM's and the device's clock), asking is an error that says so.
+    pub clock: bool,
 }
 
 /// `VulkanOptions` resolved for one device: every default applied, every given value checked.
@@ -905,6 +912,7 @@ mod tests {
             integer_dot_product: true,
             cooperative_matrix: true,
             pipeline_stats: false,
+            shader_clock: false,
             buffer_device_address: true,
             vram: vram_gib << 30,
             max_storage_buffer_range: u32::MAX as u64,

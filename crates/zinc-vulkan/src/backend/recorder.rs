@@ -15,6 +15,18 @@ pub(super) const ARENA_BYTES: u64 = 8 << 20;
 /// Large uploads are staged in chunks of this size.
 pub(super) const STAGING_BYTES: u64 = 64 << 20;
 
+/// A dispatch as the clock's report needs it (`VulkanOptions::clock`).
+pub(super) struct ClockDispatch {
+    pub(super) label: &'static str,
+    /// Workgroups dispatched.
+    pub(super) groups: u64,
+    /// The kind its records carry (`Context::clock_kind`); `None`: unclocked, none written.
+    pub(super) kind: Option<u32>,
+    /// Barriers recorded before it (`Recorder::barriers`): dispatches with the same count run
+    /// in one stage.
+    pub(super) stage: u64,
+}
+
 pub(super) struct Recorder {
     pub(super) ctx: Arc<Context>,
     pub(super) pool: vk::CommandPool,
@@ -57,6 +69,8 @@ pub(super) struct Recorder {
     pub(super) gaps: zinc_backend::HostGaps,
     /// Barriers recorded between dependent commands, in all (`Backend::dependent_stages`).
     pub(super) barriers: u64,
+    /// With the clock on (`VulkanOptions::clock`): every dispatch since the last report.
+    pub(super) clock_log: Option<Vec<ClockDispatch>>,
     /// The pipeline bound in the open command buffer (null: none yet): binding it again is
     /// skipped.
     bound: vk::Pipeline,
@@ -298,6 +312,7 @@ impl Recorder {
                 landed: None,
                 gaps: zinc_backend::HostGaps::default(),
                 barriers: 0,
+                clock_log: None,
                 bound: vk::Pipeline::null(),
                 loose: BarrierAblation::Full,
                 keep_next: false,
@@ -519,6 +534,14 @@ impl Recorder {
             self.order(writes, concurrent && !self.keep_next, compute);
         }
         self.keep_next = none && super::NEVER_SKIPPED.contains(&name);
+        if let Some(log) = &mut self.clock_log {
+            log.push(ClockDispatch {
+                label: name,
+                groups: groups.iter().map(|&g| g as u64).product(),
+                kind: self.ctx.clock_kind(pipe),
+                stage: self.barriers,
+            });
+        }
         let timed = self.time_next(name);
         let d = &self.ctx.device;
         // SAFETY: recording into the open command buffer with a pipeline of this device; the
