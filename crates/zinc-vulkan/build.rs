@@ -129,9 +129,12 @@ fn compile(name: &str, source: &str) -> Vec<u32> {
 /// extensions after `#version`.
 fn with_clock(name: &str, src: &str, clock: &str) -> String {
     assert_eq!(src.matches("void main()").count(), 1, "{name}: one main");
+    // The extensions, and CLK_ON for common.glsl's CLK_MARK (preprocessor lines only: they
+    // come before the shader's own extensions).
     let exts = "#extension GL_EXT_shader_realtime_clock : require\n\
                 #extension GL_ARB_shader_clock : require\n\
-                #extension GL_EXT_buffer_reference_uvec2 : require\n";
+                #extension GL_EXT_buffer_reference_uvec2 : require\n\
+                #define CLK_ON 1\n";
     let s = src.replacen("#version 450\n", &format!("#version 450\n{exts}"), 1);
     format!(
         "{}\n{clock}",

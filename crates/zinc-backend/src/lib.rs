@@ -89,7 +89,13 @@ pub struct ClockStage {
     pub wg_median: f64,
     pub wg_max: f64,
     pub cycles_median: f64,
+    /// Where the kernel marks its progress (the Vulkan shaders' CLK_MARK), the median ns from
+    /// a workgroup's start to each mark; 0 for a mark none reached.
+    pub marks: [f64; CLOCK_MARKS],
 }
+
+/// Marks a clocked workgroup notes (`ClockStage::marks`).
+pub const CLOCK_MARKS: usize = 6;
 
 /// A step's stages as the device's clock saw them (`Backend::clock_step`).
 #[derive(Clone, Debug, Default, PartialEq)]

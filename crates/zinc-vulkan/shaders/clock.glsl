@@ -13,9 +13,10 @@
 //   22 — the pipeline's kind (Context::clock_kind: which pipeline wrote the record);
 //   23 — the records the buffer holds.
 // The buffer: word 0 counts the workgroups that ran (each takes the next record), words 1–3
-// unused; record i at word 4 + 8i: kind, SM cycles from start to end (low 32 bits), start
-// (device clock, low word then high), end (likewise), two unused words. A workgroup past the
-// buffer's end is counted but writes nothing.
+// unused; record i at word 4 + 16i: kind, SM cycles from start to end (low 32 bits), start
+// (device clock, low word then high), end (likewise), two unused words, then the SM cycles from
+// start to each of the kernel's marks 0–5 (CLK_MARK in common.glsl; 0: not reached). A
+// workgroup past the buffer's end is counted but writes nothing.
 //
 // What it costs the kernel: a barrier before its work, a device atomic issued at the start
 // (its result used only at the end), a few shared words, and one record's stores after the
@@ -43,6 +44,9 @@ void main() {
         clk_done = 0u;
         clk_t0 = clockRealtime2x32EXT();
         clk_c0 = clock2x32ARB().x;
+        for (uint i = 0u; i < CLK_MARKS; i++) {
+            clk_m[i] = 0u;
+        }
         slot = atomicAdd(cw.v[0], 1u);
     }
     barrier();
@@ -58,13 +62,17 @@ void main() {
         uint c1 = clock2x32ARB().x;
         uint s = clk_slot;
         if (s < CLK_CAP) {
-            uint at = 4u + 8u * s;
+            uint at = 4u + 16u * s;
             cw.v[at] = CLK_KIND;
             cw.v[at + 1u] = c1 - clk_c0;
             cw.v[at + 2u] = clk_t0.x;
             cw.v[at + 3u] = clk_t0.y;
             cw.v[at + 4u] = t1.x;
             cw.v[at + 5u] = t1.y;
+            for (uint i = 0u; i < CLK_MARKS; i++) {
+                uint m = clk_m[i];
+                cw.v[at + 8u + i] = m == 0u ? 0u : max(m - clk_c0, 1u);
+            }
         }
     }
 }

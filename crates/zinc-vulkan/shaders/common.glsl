@@ -69,6 +69,18 @@ float rd_bf16(Words b, uint byte) {
     return uintBitsToFloat(rd_u16(b, byte) << 16);
 }
 
+// CLK_MARK(i): in the clocked variants (clock.glsl), the workgroup's first invocation notes the
+// SM's clock as mark i (0–5) of the workgroup's record; elsewhere nothing. A mark says when that
+// invocation got there, not when loads issued before it completed: marks go after the barrier
+// or the arithmetic that waits for them.
+#ifdef CLK_ON
+#define CLK_MARKS 6u
+shared uint clk_m[CLK_MARKS];
+#define CLK_MARK(i) if (gl_LocalInvocationIndex == 0u) { clk_m[i] = clock2x32ARB().x; }
+#else
+#define CLK_MARK(i)
+#endif
+
 // A linear workgroup index for 1-D grids larger than 65535 workgroups: the host dispatches
 // (x ≤ 65535, 1, z) and the index is x + z·(workgroups along x). Callers check the bound.
 uint wg_linear() {

@@ -666,6 +666,7 @@ void main() {
             acc[k] += MOE == 2u ? sw * part[k] : part[k];
         }
     } // slots
+    CLK_MARK(0); // the products
     if (MOE == 2u) {
         // The groups' weighted sums of each row, added in group (slot) order.
         [[unroll]] for (uint k = 0u; k < NR; k++) {
@@ -730,6 +731,7 @@ void main() {
             }
         }
         barrier();
+        CLK_MARK(1); // the rows' sums met
         uint e0 = t * pc.nrows + wgi * 32u + 4u * tid;
         bool qlive = tid < 8u && t < pc.ntok && wgi * 32u < pc.nrows;
         vec4 v = vec4(0.0);

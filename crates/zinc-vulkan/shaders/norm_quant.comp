@@ -70,6 +70,7 @@ void main() {
         }
     }
     float scale = rms_scale(pc.x, base, pc.ncols, pc.eps);
+    CLK_MARK(0); // the row's sum
     vec4 v = vec4(0.0);
     if (live) {
         [[unroll]] for (uint k = 0u; k < 4u; k++) {
@@ -78,6 +79,7 @@ void main() {
         }
     }
     quant_word(tid, v, base + j, live, pc.mode, pc.q, pc.s);
+    CLK_MARK(1); // quantized
     if (uvec2(pc.sync) != uvec2(0u)) { // uniform
         sync_signal(pc.sync, pc.epoch, pc.nrows * chunks, tid); // the workgroups that got here
     }

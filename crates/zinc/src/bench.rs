@@ -48,8 +48,9 @@ pub struct BenchArgs {
     pub copy_logits: bool,
     /// With `--vk-clock`: also write each clocked generated token's stages to this file (JSON:
     /// a list of tokens, each a list of stages with their label, workgroups, first start, last
-    /// start and last end, workgroups' median and largest duration in ns, and median SM
-    /// cycles); `scripts/plot_clock.py` draws them.
+    /// start and last end, workgroups' median and largest duration in ns, median SM cycles,
+    /// and the kernel's marks in ns from a workgroup's start); `scripts/plot_clock.py` draws
+    /// them.
     #[arg(long, requires = "vk_clock")]
     pub clock_out: Option<std::path::PathBuf>,
 }
@@ -65,6 +66,7 @@ struct ClockStageOut<'a> {
     wg_median: f64,
     wg_max: f64,
     cycles_median: f64,
+    marks: [f64; zinc_backend::CLOCK_MARKS],
 }
 
 #[derive(Serialize)]
@@ -471,6 +473,7 @@ fn bench_with<B: Backend>(
                                 wg_median: s.wg_median,
                                 wg_max: s.wg_max,
                                 cycles_median: s.cycles_median,
+                                marks: s.marks,
                             })
                             .collect()
                     })

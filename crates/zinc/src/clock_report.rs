@@ -18,6 +18,8 @@ struct Totals {
     span: f64,
     wg_median: f64,
     wg_max: f64,
+    /// The marks' sums (ns from a workgroup's start) and the stages that had each.
+    marks: [(f64, u64); zinc_backend::CLOCK_MARKS],
     /// Order of first appearance (ties in the table keep the step's order).
     first: usize,
 }
@@ -57,6 +59,11 @@ pub fn table(steps: &[ClockStep], name: &str) -> String {
             t.span += span;
             t.wg_median += st.wg_median;
             t.wg_max += st.wg_max;
+            for (m, &v) in t.marks.iter_mut().zip(&st.marks) {
+                if v > 0.0 {
+                    *m = (m.0 + v, m.1 + 1);
+                }
+            }
             gaps += gap;
             spans += span;
             prev_end = Some(st.last_end.max(prev_end.unwrap_or(0.0)));
@@ -104,11 +111,11 @@ pub fn table(steps: &[ClockStep], name: &str) -> String {
     let _ = writeln!(
         out,
         "| stage | a token | gap before, µs | workgroups starting, µs | span, µs | workgroup \
-         median, µs | workgroup max, µs | share of the step |"
+         median, µs | workgroup max, µs | share of the step | marks, µs into a workgroup |"
     );
     let _ = writeln!(
         out,
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
     );
     let mut rows: Vec<(&str, Totals)> = by.into_iter().collect();
     rows.sort_by(|a, b| {
@@ -120,14 +127,19 @@ pub fn table(steps: &[ClockStep], name: &str) -> String {
         let c = t.calls as f64;
         let _ = writeln!(
             out,
-            "| {label} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}% |",
+            "| {label} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}% | {} |",
             c / n,
             t.gap / 1e3 / c,
             t.launch / 1e3 / c,
             t.span / 1e3 / c,
             t.wg_median / 1e3 / c,
             t.wg_max / 1e3 / c,
-            share(t.gap + t.span)
+            share(t.gap + t.span),
+            (t.marks.iter().enumerate())
+                .filter(|(_, m)| m.1 > 0)
+                .map(|(i, m)| format!("{i}: {:.2}", m.0 / 1e3 / m.1 as f64))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     out
@@ -148,6 +160,7 @@ mod tests {
             wg_median: wg,
             wg_max: wg,
             cycles_median: 0.0,
+            marks: [wg / 2.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         }
     }
 
@@ -188,15 +201,15 @@ mod tests {
         // order; then the norm.
         assert_eq!(
             lines[3],
-            "| q | 1.0 | 1.00 | 1.00 | 9.00 | 5.00 | 5.00 | 45.5% |"
+            "| q | 1.0 | 1.00 | 1.00 | 9.00 | 5.00 | 5.00 | 45.5% | 0: 2.50 |"
         );
         assert_eq!(
             lines[4],
-            "| o | 1.0 | 2.00 | 0.50 | 8.00 | 6.00 | 6.00 | 45.5% |"
+            "| o | 1.0 | 2.00 | 0.50 | 8.00 | 6.00 | 6.00 | 45.5% | 0: 3.00 |"
         );
         assert_eq!(
             lines[5],
-            "| norm | 1.0 | 0.00 | 0.10 | 2.00 | 1.50 | 1.50 | 9.1% |"
+            "| norm | 1.0 | 0.00 | 0.10 | 2.00 | 1.50 | 1.50 | 9.1% | 0: 0.75 |"
         );
     }
 }

@@ -15,8 +15,11 @@ use super::recorder::ClockDispatch;
 
 /// Words before the first record (word 0 counts the workgroups).
 pub(super) const HEADER_WORDS: usize = 4;
-/// Words a record: kind, SM cycles, start (low, high), end (low, high), two unused.
-pub(super) const RECORD_WORDS: usize = 8;
+/// Words a record: kind, SM cycles, start (low, high), end (low, high), two unused, the marks'
+/// SM cycles from the start (`MARKS`; 0: not reached), two unused.
+pub(super) const RECORD_WORDS: usize = 16;
+/// Marks a record holds (common.glsl's CLK_MARK).
+pub(super) const MARKS: usize = zinc_backend::CLOCK_MARKS;
 /// Records the buffer holds: a Qwen3-8B decode step writes ~120,000.
 pub(super) const RECORDS: u32 = 1 << 20;
 
@@ -27,6 +30,7 @@ pub(super) struct Record {
     pub(super) cycles: u32,
     pub(super) start: u64,
     pub(super) end: u64,
+    pub(super) marks: [u32; MARKS],
 }
 
 /// The records in `words` (the buffer's first words, header included): as many as were counted,
@@ -41,6 +45,7 @@ pub(super) fn records(words: &[u32]) -> (u64, Vec<Record>) {
             cycles: r[1],
             start: r[2] as u64 | (r[3] as u64) << 32,
             end: r[4] as u64 | (r[5] as u64) << 32,
+            marks: std::array::from_fn(|i| r[8 + i]),
         })
         .collect();
     (counted, recs)
@@ -106,6 +111,15 @@ pub(super) fn place(log: &[ClockDispatch], mut recs: Vec<Record>, counted: u64) 
             st.wg_median = median(&mut dur);
             let mut cyc: Vec<f64> = mine.iter().map(|r| r.cycles as f64).collect();
             st.cycles_median = median(&mut cyc);
+            // Each mark in ns from the workgroup's start, by the record's own ratio of its
+            // duration to its cycles; the median over the workgroups that reached it.
+            for (k, m) in st.marks.iter_mut().enumerate() {
+                let mut at: Vec<f64> = (mine.iter())
+                    .filter(|r| r.marks[k] > 0 && r.cycles > 0)
+                    .map(|r| r.marks[k] as f64 * (r.end - r.start) as f64 / r.cycles as f64)
+                    .collect();
+                *m = median(&mut at);
+            }
             step.misplaced += mine.iter().filter(|r| !kinds.contains(&r.kind)).count() as u64;
         }
         step.stages.push(st);
@@ -132,6 +146,7 @@ mod tests {
             cycles: (2 * (end - start)) as u32,
             start,
             end,
+            marks: [2 * (end - start) as u32 / 4, 0, 0, 0, 0, 0],
         }
     }
 
@@ -141,7 +156,9 @@ mod tests {
         w[0] = 5; // counted past what the buffer holds: three records only
         for i in 0..3 {
             let r = &mut w[HEADER_WORDS + i * RECORD_WORDS..][..RECORD_WORDS];
-            r.copy_from_slice(&[7 + i as u32, 100, 10, 1, 20, 1, 0, 0]);
+            let head = [7 + i as u32, 100, 10, 1, 20, 1, 0, 0];
+            r[..8].copy_from_slice(&head);
+            r[8..8 + MARKS].copy_from_slice(&[50, 0, 0, 0, 0, 90]);
         }
         let (counted, recs) = records(&w);
         assert_eq!(counted, 5);
@@ -153,6 +170,7 @@ mod tests {
                 cycles: 100,
                 start: (1 << 32) | 10,
                 end: (1 << 32) | 20,
+                marks: [50, 0, 0, 0, 0, 90],
             }
         );
     }
@@ -188,6 +206,8 @@ mod tests {
             (a.wg_median, a.wg_max, a.cycles_median),
             (1400.0, 2000.0, 2800.0)
         );
+        // Mark 0 a quarter of each workgroup's cycles in: 350 ns of the median's 1,400.
+        assert_eq!(a.marks, [350.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
         assert_eq!(s.stages[1].groups, 0);
         let c = &s.stages[2];
         assert_eq!((c.label.as_str(), c.groups), ("o", 2));
