@@ -43,16 +43,10 @@
 // 6 freq_base, 7 freq_scale, 8 eps (f32 bits), 9 flags (bit 0: norm the queries, bit 1: the
 // keys, bit 2: scale the queries after RoPE, as elementwise.comp's scale does), 10 that scale
 // (f32 bits) — qk_prep.comp's push constants of the same names, and Gemma 3's pre-scale; with
-// one slice (`direct`) and flags bit 4, 11 an epoch and 12–13 a sync.glsl slot's address that
-// the dispatch's last workgroup signals once every output is stored (early weights); with flags
+// one slice (`direct`), 11 an epoch and 12–13 a sync.glsl slot's address (0: none) that the
+// dispatch's last workgroup signals once every output is stored (early weights); with flags
 // bit 3, from word 14 RoPE's cos and sin of each pair i < n_rot / 2 at the row's position, as
 // the host computed them (the CPU backend's values: no angle stepped, no sin or cos here).
-// With one slice the push constants `part` and `count` (the partials' and the merge's, unused
-// there) hold the query norm's and the key norm's weights (each some readable buffer of HD
-// floats where that norm is off), so that their loads need not wait for `prm`'s; and the
-// slice holds the row's own key whatever its position, so the raw key and value are loaded
-// without waiting for `pos`: the prep's loads all go out at once (the kernels' clock, H100:
-// the prep's loads took 2.8 of a workgroup's 8.2 µs, two trips to memory one after another).
 
 #include "common.glsl"
 
@@ -128,7 +122,6 @@ shared uint kn[HD / 2u]; // PREP: the new key as the cache stores it (f16 pairs)
 shared uint vn[HD / 2u]; // PREP: the new value likewise
 shared float hsc[9];     // PREP: each head's norm scale (the G queries, then the key)
 shared vec2 rcs[HD / 2u]; // PREP with the host's table: each pair's cos and sin
-bool prep_signal = false; // PREP: the last workgroup signals early weights' waiters (prm bit 4)
 
 // PREP: the queries of row t's G heads h0 .. into qs, normed (the scale a double-float sum of
 // squares, as rms.glsl's; then (x · scale) · w) and rotated (rope.glsl), as qk_prep.comp makes
@@ -139,9 +132,8 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
     Words prm = pc.prm;
     Floats kraw = pc.kraw;
     Floats vraw = pc.vraw;
-    bool direct = pc.direct == 1u;
-    Floats qw = direct ? pc.part : Floats(uvec2(prm.v[0], prm.v[1]));
-    Floats kw = direct ? Floats(uvec2(pc.count)) : Floats(uvec2(prm.v[2], prm.v[3]));
+    Floats qw = Floats(uvec2(prm.v[0], prm.v[1]));
+    Floats kw = Floats(uvec2(prm.v[2], prm.v[3]));
     uint n_rot = prm.v[4];
     bool neox = prm.v[5] != 0u;
     float freq_base = uintBitsToFloat(prm.v[6]);
@@ -151,7 +143,6 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
     bool knorm = (prm.v[9] & 2u) != 0u;
     bool qscale = (prm.v[9] & 4u) != 0u;
     bool table = (prm.v[9] & 8u) != 0u;
-    prep_signal = (prm.v[9] & 16u) != 0u;
     float qs_scale = uintBitsToFloat(prm.v[10]);
     uint kv_dim = pc.n_head_kv * HD;
     uint qbase = (t * pc.n_head + h0) * HD;
@@ -163,12 +154,8 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
         qs[i] = pc.q.v[qbase + i];
     }
     for (uint i = tid; i < HD; i += WG) {
-        // With one slice loaded whatever the flags say (valid either way), so the loads go out
-        // before `prm`'s words are in.
-        float a = direct || qnorm ? qw.v[i] : 1.0;
-        float b = direct || knorm ? kw.v[i] : 1.0;
-        nws[i] = qnorm ? a : 1.0;
-        nws[HD + i] = knorm ? b : 1.0;
+        nws[i] = qnorm ? qw.v[i] : 1.0;
+        nws[HD + i] = knorm ? kw.v[i] : 1.0;
     }
     if (table) { // uniform
         for (uint i = tid; i < n_rot / 2u; i += WG) {
@@ -302,9 +289,8 @@ void main() {
     uint begin = lo + sp * pc.split_len;
     uint end = min(p + 1u, lo + (sp + 1u) * pc.split_len); // keys [begin, end)
 #ifdef PREP_ON
-    // The slice index of the row's own key, where this slice holds it (else past the slice);
-    // one slice always does (known without `pos`: see the header).
-    bool has_new = pc.direct == 1u || (begin <= p && p < end);
+    // The slice index of the row's own key, where this slice holds it (else past the slice).
+    bool has_new = begin <= p && p < end;
     prep(t, h0, kvh, p, has_new, has_new && h0 % pc.group == 0u, tid);
     uint inew = has_new ? p - begin : 0xFFFFFFFFu;
 #else
@@ -590,10 +576,9 @@ void main() {
         // One slice: the output is acc / l (ml[16 + head], stored with the softmax).
         write_output(t, h0, tid);
 #ifdef PREP_ON
-        // Early weights: the out-projection, recorded beside this dispatch, waits for it. (The
-        // flag was read with the prep's words: no trip to memory here at the end unless set.)
-        if (prep_signal) { // uniform
-            uvec2 sync = uvec2(pc.prm.v[12], pc.prm.v[13]);
+        // Early weights: the out-projection, recorded beside this dispatch, waits for it.
+        uvec2 sync = uvec2(pc.prm.v[12], pc.prm.v[13]);
+        if (sync != uvec2(0u)) { // uniform
             uint n = gl_NumWorkGroups.x * gl_NumWorkGroups.y * gl_NumWorkGroups.z;
             sync_signal(Words(sync), pc.prm.v[11], n, tid);
         }

@@ -2928,22 +2928,9 @@ impl VulkanBackend {
         let sync = (prep.is_some() && direct && mode != 0)
             .then(|| self.sync_begin())
             .flatten();
-        // One slice: the norms' weights in the push constants (attn_dec.comp's header; q itself
-        // where a norm is off, read and unused).
-        let norm_at = |w: Option<&VkWeight>| w.map_or(q.addr(), |w| w.buf.address);
-        let (part_at, count_at) = match prep {
-            Some(r) if direct => (norm_at(r.norms.0), norm_at(r.norms.1)),
-            _ => (
-                part.as_ref().map_or(0, |t| t.addr()),
-                self.attn_count.address,
-            ),
-        };
         let prm = match prep {
             Some(_) => {
                 let mut words = prm.2;
-                if sync.is_some() {
-                    words[9] |= 16; // the flag to signal
-                }
                 let (slot, epoch) = sync.unwrap_or((0, 0));
                 words.extend([epoch, slot as u32, (slot >> 32) as u32]);
                 // From word 14, RoPE's table.
@@ -2958,10 +2945,10 @@ impl VulkanBackend {
             .addr(cache.v[layer].address)
             .addr(out.addr())
             .addr(pos)
-            .addr(part_at)
+            .addr(part.as_ref().map_or(0, |t| t.addr()))
             .addr(qa)
             .addr(sa)
-            .addr(count_at)
+            .addr(self.attn_count.address)
             .addr(prm.0)
             .addr(prm.1)
             .addr(prm.2)
