@@ -24,7 +24,9 @@ def render(stages, t0, span, title):
     for s in window:
         if s["label"] not in rows:
             rows.append(s["label"])
-    left, top, row_h, plot_w = 260, 70, 22, 900
+    # The labels' column as wide as the longest (about 6.2 px a character at 11 px).
+    left = max(160, int(6.2 * max((len(r) for r in rows), default=0)) + 20)
+    top, row_h, plot_w = 70, 22, 900
     height = top + row_h * len(rows) + 60
     width = left + plot_w + 30
     x = lambda us: left + (us - t0) / span * plot_w
