@@ -232,6 +232,8 @@ struct AttnDecPlan {
     direct: bool,
     /// Its workgroup size (WG).
     wg: u32,
+    /// Keys and values in one pass (`attn_dec.comp`'s ONE_PASS).
+    one: bool,
 }
 
 /// What attn_dec.comp's PREP needs beyond the attention: the raw keys and values of the row,
@@ -2754,11 +2756,17 @@ impl VulkanBackend {
                     + prep);
             shared <= self.ctx.info.max_shared_memory as usize
         };
+        // Keys and values in one pass (`VulkanOptions::attn_one_pass`; by default over every
+        // slice) where an invocation holds 8 dimensions of a head.
+        let one = self.tune.attn_one_pass.unwrap_or(true)
+            && lpk * 8 == hd
+            && self.tune.attn_ablate == 0;
         // The workgroup: as given, else 256 invocations for one slice of one head a workgroup
-        // and for slices of 256 keys or more where they fit (more of a slice's keys in
-        // flight), 128 otherwise (one slice of several heads a workgroup measured faster at
-        // 128 on the H200).
-        let wide = ((direct && heads == 1) || split_len >= 256)
+        // and, in two passes, for slices of 256 keys or more where they fit (more of a slice's
+        // keys in flight), 128 otherwise: one slice of several heads a workgroup measured faster
+        // at 128 on the H200, and one pass over split slices (78 registers: at 256 a long
+        // context's 512 workgroups no longer fit the GPU at once) on the H100.
+        let wide = ((direct && heads == 1) || (split_len >= 256 && !one))
             && self.ctx.info.max_workgroup >= 256
             && fits(256);
         let wg = self.tune.attn_wg.unwrap_or(if wide { 256 } else { 128 });
@@ -2771,6 +2779,7 @@ impl VulkanBackend {
             heads,
             direct,
             wg,
+            one,
         })
     }
 
@@ -2913,6 +2922,7 @@ impl VulkanBackend {
             heads,
             direct,
             wg,
+            one,
         } = plan;
         let nsplit = keys.div_ceil(split_len);
         let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
@@ -2970,13 +2980,8 @@ impl VulkanBackend {
             // U and the ablation bits (attn_dec.comp's UX).
             self.tune.attn_ahead | self.tune.attn_ablate << 8,
         ];
-        // Keys and values in one pass (by default over one slice only: its 32 or so workgroups
-        // fit the GPU at any register count, a long context's many do not) where an
-        // invocation holds 8 dimensions of a head. (The label's first word is the two-pass
-        // form's, so `skip_kernels` and the ablation name both alike.)
-        let one = self.tune.attn_one_pass.unwrap_or(direct)
-            && lpk * 8 == p.head_dim
-            && self.tune.attn_ablate == 0;
+        // Keys and values in one pass or two (the plan's). (The label's first word is the
+        // two-pass form's, so `skip_kernels` and the ablation name both alike.)
         let (shader, label) = match (prep, one) {
             (Some(_), false) => ("attn_dec_prep", "attn_prep"),
             (Some(_), true) => ("attn_dec_prep_one", "attn_prep one-pass"),

@@ -203,7 +203,7 @@ pub struct ModelArgs {
     #[arg(long, hide = true)]
     pub vk_attn_merge: Option<bool>,
     /// Vulkan decode attention: keys and values in one pass, a running softmax a key slot
-    /// (kernel comparisons; default: over one slice only).
+    /// (kernel comparisons; default: over every slice).
     #[arg(long, hide = true)]
     pub vk_attn_one_pass: Option<bool>,
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).

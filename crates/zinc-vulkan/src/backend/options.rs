@@ -102,8 +102,8 @@ pub struct VulkanOptions {
     /// 512).
     pub decode_norm_wg: Option<u32>,
     /// Decode attention's workgroup size (128 or 256), kernel tuning. `None`: 256 for one
-    /// slice (`attn_direct`) of one head a workgroup and for slices of 256 keys or more, else
-    /// 128 (H200, Qwen3-8B tg64 at 4,096 tokens, 256-key slices: 226.3 tok/s against 221.0 /
+    /// slice (`attn_direct`) of one head a workgroup and, in two passes (`attn_one_pass`), for
+    /// slices of 256 keys or more, else 128 (H200, Qwen3-8B tg64 at 4,096 tokens, 256-key slices: 226.3 tok/s against 221.0 /
     /// 219.9 at 128; 512 slower everywhere. One slice: at two heads a workgroup 128 was the
     /// faster on the H200, 241.2 / 244.6 against 236.3; at one head a workgroup, since
     /// `attn_x32`, 256 is, on the H100 in session 30: Qwen3-8B tg128 299.89 / 300.17 against
@@ -119,11 +119,15 @@ pub struct VulkanOptions {
     /// softmax a key slot, each value loaded with its key), where an invocation holds 8 of a
     /// head's dimensions (the head dimension 8 × the lanes a key) and no `attn_ablate` is
     /// given: `Some(true)` over every slice, `Some(false)` over none; kernel tuning. `None`:
-    /// over one slice (`attn_direct`) only. (H100, session 30, alternating with two passes:
-    /// one slice only, Qwen3-8B tg128 296.51 / 296.43 tok/s against 293.82 / 294.80,
-    /// Qwen3-30B-A3B 330.15 / 330.28 against 328.61 / 328.57; after 4,096 tokens over every
-    /// slice 245.63 / 245.78 against 258.00 / 259.62: the driver compiled `attn_dec_prep_one`
-    /// to 78 registers against 47, and 512 workgroups of 256 no longer fit the GPU at once.)
+    /// over every slice, split slices in workgroups of 128 unless `attn_wg` says otherwise.
+    /// (H100, session 30, alternating with two passes: one slice only, Qwen3-8B tg128 296.51 /
+    /// 296.43 tok/s against 293.82 / 294.80, Qwen3-30B-A3B 330.15 / 330.28 against 328.61 /
+    /// 328.57; after 4,096 tokens over every slice in workgroups of 256, 245.63 / 245.78
+    /// against 258.00 / 259.62: the driver compiled `attn_dec_prep_one` to 78 registers against
+    /// 47, and 512 workgroups of 256 no longer fit the GPU at once. Session 31, in workgroups
+    /// of 128, tg64 after 4,096 tokens: 258.65 / 258.31 / 259.11 / 258.16 / 259.02 against
+    /// 257.49 / 254.68 / 258.19 / 257.19 / 255.73; after 1,024: 279.15 / 279.95 against
+    /// 273.72 / 275.00.)
     pub attn_one_pass: Option<bool>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
@@ -423,7 +427,7 @@ pub(super) struct Tuning {
     pub(super) f16_budget: u64,
     /// See [`VulkanOptions::attn_merge`].
     pub(super) attn_merge: bool,
-    /// See [`VulkanOptions::attn_one_pass`] (`None`: one slice only).
+    /// See [`VulkanOptions::attn_one_pass`] (`None`: every slice).
     pub(super) attn_one_pass: Option<bool>,
     /// See [`VulkanOptions::attn_wg`] (`None`: by the plan: one slice of one head a workgroup,
     /// or the slice's length).
