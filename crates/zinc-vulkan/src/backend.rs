@@ -2758,9 +2758,8 @@ impl VulkanBackend {
         };
         // Keys and values in one pass (`VulkanOptions::attn_one_pass`; by default over every
         // slice) where an invocation holds 8 dimensions of a head.
-        let one = self.tune.attn_one_pass.unwrap_or(true)
-            && lpk * 8 == hd
-            && self.tune.attn_ablate == 0;
+        let one =
+            self.tune.attn_one_pass.unwrap_or(true) && lpk * 8 == hd && self.tune.attn_ablate == 0;
         // The workgroup: as given, else 256 invocations for one slice of one head a workgroup
         // and, in two passes, for slices of 256 keys or more where they fit (more of a slice's
         // keys in flight), 128 otherwise: one slice of several heads a workgroup measured faster
