@@ -31,7 +31,9 @@ def render(stages, t0, span, title):
     width = left + plot_w + 30
     x = lambda us: left + (us - t0) / span * plot_w
     clocked = [s for s in stages if s["groups"] > 0]
-    step = max(s["last_end"] for s in clocked) / 1e3
+    if not clocked:
+        raise SystemExit("the token has no clocked stage")
+    step = max(max(s["last_end"] for s in clocked) / 1e3, 1e-9)
     gaps = sum(max(0.0, b["first_start"] - a["last_end"]) for a, b in zip(clocked, clocked[1:])) / 1e3
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '

@@ -77,9 +77,11 @@ pub struct HostGaps {
 pub struct ClockStage {
     /// The labels of the stage's commands (as profiles name them), in order, joined by " + ".
     pub label: String,
-    /// Workgroups that wrote a record (0: none of the stage's commands has a clocked form;
-    /// its time shows in the gap before the next stage).
+    /// Workgroups that wrote a record, and those the stage's clocked commands dispatched (0:
+    /// none of its commands has a clocked form; its time shows in the gap before the next
+    /// stage). Fewer records than that: the buffer was full.
     pub groups: u64,
+    pub expected: u64,
     /// The first workgroup's start, the last workgroup's start, the last one's end.
     pub first_start: f64,
     pub last_start: f64,
@@ -510,6 +512,12 @@ pub trait Backend: Send + Sync {
     /// `VulkanOptions::clock`); `None` otherwise. Waits for the device first.
     fn clock_step(&self) -> Option<ClockStep> {
         None
+    }
+
+    /// Lets go of the clock's records of the work so far (waiting for the device) without
+    /// reading them; false where the backend does not clock its kernels.
+    fn clock_reset(&self) -> bool {
+        false
     }
 
     /// Ablation, for measuring what each kernel costs (`zinc bench --ablate`): the kernels

@@ -3,8 +3,9 @@
 //
 // build.rs appends this file to a copy of a shader whose `void main()` it renamed
 // `zinc_main()`, with the two clock extensions (GL_EXT_shader_realtime_clock: the device's
-// clock, in nanoseconds, the same for every SM; GL_ARB_shader_clock: the SM's own cycle
-// counter) after `#version`. The kernel's work is untouched: every invocation runs zinc_main
+// clock, in nanoseconds, the same for every SM; GL_ARB_shader_clock: a subgroup's cycle
+// counter, which the start and the end may read in different subgroups of the workgroup —
+// one counter on NVIDIA, an SM's) after `#version`. The kernel's work is untouched: every invocation runs zinc_main
 // (its early returns come back here), and around it the workgroup's first invocation reads
 // both clocks as it starts, the last invocation to finish reads them again and writes a record.
 //

@@ -1069,6 +1069,19 @@ impl VulkanBackend {
         Ok(Some(clock::place(&log, recs, counted)))
     }
 
+    /// `clock_step` without reading the records: the log emptied and the buffer zeroed once
+    /// the work so far has run. False without the clock.
+    pub fn clock_reset(&self) -> Result<bool, VulkanError> {
+        let Some(buf) = &self.clock else {
+            return Ok(false);
+        };
+        let mut rec = self.rec();
+        rec.clock_log = Some(Vec::new());
+        rec.fill_zero(buf.buffer, 4 * clock::HEADER_WORDS as u64)?;
+        rec.submit(&self.stats)?;
+        Ok(true)
+    }
+
     /// The compiled statistics of every pipeline created so far (`VulkanOptions::
     /// pipeline_stats`): a line per pipeline, its shader, its specialization constants and the
     /// driver's figures; `None` unless asked for.
@@ -3036,6 +3049,10 @@ impl Backend for VulkanBackend {
 
     fn clock_step(&self) -> Option<zinc_backend::ClockStep> {
         VulkanBackend::clock_step(self).unwrap_or_else(|e| fatal(e))
+    }
+
+    fn clock_reset(&self) -> bool {
+        VulkanBackend::clock_reset(self).unwrap_or_else(|e| fatal(e))
     }
 
     fn host_waited(&self) -> Option<std::time::Duration> {

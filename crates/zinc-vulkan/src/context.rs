@@ -325,8 +325,7 @@ impl Context {
         empty && self.clock.set((address, records)).is_ok()
     }
 
-    /// The kind a clocked pipeline's records carry, and its shader; `None` for a pipeline
-    /// that writes none.
+    /// The kind a clocked pipeline's records carry; `None` for a pipeline that writes none.
     pub fn clock_kind(&self, pipe: vk::Pipeline) -> Option<u32> {
         let c = self.clocked.lock().unwrap_or_else(|e| e.into_inner());
         c.0.get(&pipe).copied()

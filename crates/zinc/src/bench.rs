@@ -47,7 +47,8 @@ pub struct BenchArgs {
     #[arg(long, hide = true)]
     pub copy_logits: bool,
     /// With `--vk-clock`: also write each clocked generated token's stages to this file (JSON:
-    /// a list of tokens, each a list of stages with their label, workgroups, first start, last
+    /// a list of tokens, each a list of stages with their label, workgroups that wrote a
+    /// record and that were dispatched of clocked kernels, first start, last
     /// start and last end, workgroups' median and largest duration in ns, median SM cycles,
     /// and the kernel's marks in ns from a workgroup's start); `scripts/plot_clock.py` draws
     /// them.
@@ -60,6 +61,7 @@ pub struct BenchArgs {
 struct ClockStageOut<'a> {
     label: &'a str,
     groups: u64,
+    expected: u64,
     first_start: f64,
     last_start: f64,
     last_end: f64,
@@ -218,7 +220,7 @@ impl Test<'_> {
             clocks: Vec::new(),
         };
         // Clocked kernels: what ran before this test is let go.
-        let clocking = engine.backend.clock_step().is_some();
+        let clocking = engine.backend.clock_reset();
         // Warm-ups (rep 0) repeat until they have run for a second and the last was no more
         // than 5% faster than the one before (at most WARMUPS times): after one short warm-up,
         // the H200's prompt-512 runs climbed 3,429, 5,257, 7,007, 7,883 tok/s (the cause was
@@ -242,7 +244,7 @@ impl Test<'_> {
             let gaps0 = engine.backend.host_gaps();
             // The clock's records of the timed generated tokens (the depth's let go first).
             let clocks = (clocking && rep > 0 && kind == "tg").then(|| {
-                engine.backend.clock_step();
+                engine.backend.clock_reset();
                 (&engine.backend, &mut m.clocks)
             });
             let t0 = Instant::now();
@@ -457,6 +459,11 @@ fn bench_with<B: Backend>(
         }
         if !m.clocks.is_empty() {
             eprintln!(
+                "zinc bench: {kind}{n}: with --vk-clock the figures above include reading the \
+                 clock after every token (a copy, a wait and two barriers): take speeds from a \
+                 run without it"
+            );
+            eprintln!(
                 "{}",
                 crate::clock_report::table(&m.clocks, &format!("{kind}{n}"))
             );
@@ -467,6 +474,7 @@ fn bench_with<B: Backend>(
                             .map(|s| ClockStageOut {
                                 label: &s.label,
                                 groups: s.groups,
+                                expected: s.expected,
                                 first_start: s.first_start,
                                 last_start: s.last_start,
                                 last_end: s.last_end,

@@ -38,12 +38,15 @@ pub fn table(steps: &[ClockStep], name: &str) -> String {
         lost += step.expected.saturating_sub(step.counted);
         let mut prev_end: Option<f64> = None;
         for st in &step.stages {
-            if st.groups == 0 {
+            if st.expected == 0 {
                 unclocked += 1;
                 if !unclocked_labels.contains(&st.label.as_str()) {
                     unclocked_labels.push(&st.label);
                 }
                 continue; // its time falls in the gap before the next clocked stage
+            }
+            if st.groups == 0 {
+                continue; // clocked, but its records were lost (counted below)
             }
             stages += 1;
             let gap = prev_end.map_or(0.0, |e| (st.first_start - e).max(0.0));
@@ -159,6 +162,7 @@ mod tests {
             last_end: t[2],
             wg_median: wg,
             wg_max: wg,
+            expected: groups,
             cycles_median: 0.0,
             marks: [wg / 2.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         }

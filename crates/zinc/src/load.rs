@@ -567,6 +567,15 @@ pub fn vulkan_backend(opts: &VulkanOptions) -> Result<VulkanBackend> {
 
 /// Loads model and tokenizer on the chosen backend. The mapped file comes back too, for callers
 /// that need more of its metadata (chat template, sizes).
+/// Refuses `--vk-clock` for a command that never reads the clock (`zinc bench` does): its log
+/// of dispatches would only grow.
+pub fn no_clock(args: &ModelArgs, command: &str) -> Result<()> {
+    if args.vk_clock {
+        anyhow::bail!("--vk-clock is for zinc bench, not zinc {command}");
+    }
+    Ok(())
+}
+
 pub fn engine(args: &ModelArgs) -> Result<(AnyEngine, Arc<GgufModel>)> {
     let file = open_file(&args.model)?;
     Ok((engine_from(args, file.clone())?, file))

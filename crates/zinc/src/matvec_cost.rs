@@ -45,6 +45,7 @@ fn shapes(file: &zinc_gguf::GgufModel) -> Vec<(String, GgmlType, u64, u64)> {
 }
 
 pub fn matvec_cost(args: &MatvecCostArgs) -> Result<()> {
+    load::no_clock(&args.model, "matvec-cost")?;
     let BackendChoice::Vulkan(o) = load::choose(&args.model)? else {
         bail!("matvec-cost measures Vulkan devices: pass --backend vulkan");
     };

@@ -47,6 +47,7 @@ pub fn perplexity(args: &PerplexityArgs) -> Result<()> {
 }
 
 pub fn compute(args: &PerplexityArgs) -> Result<PplResult> {
+    load::no_clock(&args.model, "perplexity")?;
     let (engine, _) = load::engine(&args.model)?;
     crate::with_engine!(engine, e => compute_with(args, e))
 }

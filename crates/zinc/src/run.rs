@@ -71,6 +71,7 @@ pub fn default_ctx(n_ctx_train: usize) -> usize {
 }
 
 pub fn run(args: &RunArgs) -> Result<()> {
+    load::no_clock(&args.model, "run")?;
     let (engine, file) = load::engine(&args.model)?;
     crate::with_engine!(engine, e => run_with(args, e, &file))
 }
@@ -193,6 +194,7 @@ struct LogitsReport {
 
 /// Runs without a tokenizer: only the token ids and the model are needed.
 pub fn logits(args: &LogitsArgs) -> Result<()> {
+    load::no_clock(&args.model, "logits")?;
     let file = load::open_file(&args.model.model)?;
     match load::choose(&args.model)? {
         load::BackendChoice::Cpu => logits_with(args, load::cpu_backend(&args.model)?, file),

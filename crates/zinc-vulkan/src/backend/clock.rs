@@ -97,6 +97,7 @@ pub(super) fn place(log: &[ClockDispatch], mut recs: Vec<Record>, counted: u64) 
         let mut st = ClockStage {
             label: labels.join(" + "),
             groups: take as u64,
+            expected: n,
             ..Default::default()
         };
         if !mine.is_empty() {
@@ -116,7 +117,9 @@ pub(super) fn place(log: &[ClockDispatch], mut recs: Vec<Record>, counted: u64) 
             for (k, m) in st.marks.iter_mut().enumerate() {
                 let mut at: Vec<f64> = (mine.iter())
                     .filter(|r| r.marks[k] > 0 && r.cycles > 0)
-                    .map(|r| r.marks[k] as f64 * (r.end - r.start) as f64 / r.cycles as f64)
+                    .map(|r| {
+                        r.marks[k] as f64 * r.end.saturating_sub(r.start) as f64 / r.cycles as f64
+                    })
                     .collect();
                 *m = median(&mut at);
             }

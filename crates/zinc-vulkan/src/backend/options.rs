@@ -430,7 +430,7 @@ pub(super) struct Tuning {
     /// See [`VulkanOptions::attn_one_pass`] (`None`: every slice).
     pub(super) attn_one_pass: Option<bool>,
     /// See [`VulkanOptions::attn_wg`] (`None`: by the plan: one slice of one head a workgroup,
-    /// or the slice's length).
+    /// or in two passes the slice's length).
     pub(super) attn_wg: Option<u32>,
     /// See [`VulkanOptions::attn_ahead`].
     pub(super) attn_ahead: u32,
