@@ -44,6 +44,14 @@ wait_synth() {
   while pgrep -f "synth --preset" > /dev/null; do sleep 2; done
   ls -la /tmp/q8b.gguf /tmp/moe.gguf
 }
+# `clocked NAME TEST…`: one `zinc bench` with the kernels' clock (`--vk-clock`), its report in
+# $OUT/clock-NAME.md and its stages in $OUT/clock-NAME.json; the report's lines printed.
+clocked() {
+  local name=$1; shift
+  timeout 150 $Z bench --backend vulkan "$@" --vk-clock --clock-out $OUT/clock-$name.json \
+    > $OUT/clock-$name.md 2>&1
+  echo "== clocked $name ($*): rc=$?"; grep -E "^(\||Where)" $OUT/clock-$name.md | head -14
+}
 # `ab A B TEST…`: the test twice with options A, twice with B, alternating (quote each side).
 ab() {
   local a=$1 b=$2; shift 2

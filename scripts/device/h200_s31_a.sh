@@ -7,12 +7,6 @@
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 synth
 wait_synth
-clocked() {
-  local name=$1; shift
-  timeout 150 $Z bench --backend vulkan "$@" --vk-clock --clock-out $OUT/clock-$name.json \
-    > $OUT/clock-$name.md 2>&1
-  echo "== clocked $name ($*): rc=$?"; grep -v "run [0-9]" $OUT/clock-$name.md | head -60
-}
 tps $Z -m /tmp/q8b.gguf -p 0 -n 128 -r 2
 clocked 8b -m /tmp/q8b.gguf -p 0 -n 16 -r 1
 tps $Z -m /tmp/moe.gguf -p 0 -n 128 -r 2

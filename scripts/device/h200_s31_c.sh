@@ -15,11 +15,5 @@ for M in "-m /tmp/q8b.gguf -p 0 -n 128 -r 2" "-m /tmp/moe.gguf -p 0 -n 128 -r 2"
 done
 D="-m /tmp/q8b.gguf -p 0 -n 64 -r 1 -d 4096"
 tps $Z $D; tps $ZINC_OLD $D
-clocked() {
-  local name=$1; shift
-  timeout 150 $Z bench --backend vulkan "$@" --vk-clock --clock-out $OUT/clock-$name.json \
-    > $OUT/clock-$name.md 2>&1
-  echo "== clocked $name ($*): rc=$?"; grep -E "^(\||Where)" $OUT/clock-$name.md | head -14
-}
 clocked 8b -m /tmp/q8b.gguf -p 0 -n 16 -r 1
 clocked moe -m /tmp/moe.gguf -p 0 -n 16 -r 1
