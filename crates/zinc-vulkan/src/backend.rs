@@ -2758,6 +2758,8 @@ impl VulkanBackend {
         let fits = |wg: u32| {
             // attn_dec_prep's kf, nws, kn, vn, hsc and rcs (RoPE's table: hd / 2 pairs)
             let prep = if prep { 5 * hd + 9 } else { 0 };
+            // The clocked variant's words (clock.glsl: 5, common.glsl's CLK_MARKS: 6).
+            let clock = if self.clock.is_some() { 11 } else { 0 };
             let shared = 4
                 * (h * hd
                     + h * 1024
@@ -2766,7 +2768,8 @@ impl VulkanBackend {
                     + 1
                     + 8 * MERGE_SPLITS
                     + 4 * wg as usize
-                    + prep);
+                    + prep
+                    + clock);
             shared <= self.ctx.info.max_shared_memory as usize
         };
         // Keys and values in one pass (`VulkanOptions::attn_one_pass`; by default over every
