@@ -953,7 +953,8 @@ impl VulkanBackend {
         let gelu_table = ctx.buffer(table.len() as u64, Memory::Device)?;
         let mut rec = Recorder::new(&ctx, opts.profile, t.chunks)?;
         if let Some(b) = &clock_buf {
-            rec.fill_zero(b.buffer, b.size)?;
+            // The count (records are read only below it).
+            rec.fill_zero(b.buffer, 4 * clock::HEADER_WORDS as u64)?;
             rec.clock_log = Some(Vec::new());
         }
         // Barrier modes (timing) apart from the kernels an ablation leaves out.

@@ -42,8 +42,9 @@ pub struct Context {
     /// once (`set_clock`) before the first pipeline; then every shader with a `_clk` variant
     /// is created from it (shaders/clock.glsl).
     clock: std::sync::OnceLock<(u64, u32)>,
-    /// Each clocked pipeline's kind (the number its records carry), and each kind's shader.
-    clocked: Mutex<(HashMap<vk::Pipeline, u32>, Vec<&'static str>)>,
+    /// Each clocked pipeline's kind (the number its records carry: the pipelines clocked
+    /// before it).
+    clocked: Mutex<HashMap<vk::Pipeline, u32>>,
     // Dropped last: the device must go before the instance.
     _instance: Instance,
 }
@@ -328,7 +329,7 @@ impl Context {
     /// The kind a clocked pipeline's records carry; `None` for a pipeline that writes none.
     pub fn clock_kind(&self, pipe: vk::Pipeline) -> Option<u32> {
         let c = self.clocked.lock().unwrap_or_else(|e| e.into_inner());
-        c.0.get(&pipe).copied()
+        c.get(&pipe).copied()
     }
 
     /// The pipeline of shader `name` with specialization constants 0 (the workgroup size) to 5
@@ -356,7 +357,7 @@ impl Context {
                 d.create_shader_module(&vk::ShaderModuleCreateInfo::default().code(&words), None)?;
             // Constants 0–5, then for a clocked pipeline clock.glsl's 20–23.
             let mut clk = self.clocked.lock().unwrap_or_else(|e| e.into_inner());
-            let kind = clk.1.len() as u32;
+            let kind = clk.len() as u32;
             let mut values: Vec<(u32, u32)> = (0..spec.len() as u32).zip(spec).collect();
             if let Some(((address, records), _)) = clocked {
                 values.extend([
@@ -396,8 +397,7 @@ impl Context {
             d.destroy_shader_module(module, None);
             let p = result.map_err(|(_, e)| VulkanError::from(e))?[0];
             if clocked.is_some() {
-                clk.0.insert(p, kind);
-                clk.1.push(name);
+                clk.insert(p, kind);
             }
             cache.insert((name, spec), p);
             Ok(p)

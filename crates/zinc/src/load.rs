@@ -565,8 +565,6 @@ pub fn vulkan_backend(opts: &VulkanOptions) -> Result<VulkanBackend> {
     VulkanBackend::new(opts).context("cannot start the Vulkan backend")
 }
 
-/// Loads model and tokenizer on the chosen backend. The mapped file comes back too, for callers
-/// that need more of its metadata (chat template, sizes).
 /// Refuses `--vk-clock` for a command that never reads the clock (`zinc bench` does): its log
 /// of dispatches would only grow.
 pub fn no_clock(args: &ModelArgs, command: &str) -> Result<()> {
@@ -576,6 +574,8 @@ pub fn no_clock(args: &ModelArgs, command: &str) -> Result<()> {
     Ok(())
 }
 
+/// Loads model and tokenizer on the chosen backend. The mapped file comes back too, for callers
+/// that need more of its metadata (chat template, sizes).
 pub fn engine(args: &ModelArgs) -> Result<(AnyEngine, Arc<GgufModel>)> {
     let file = open_file(&args.model)?;
     Ok((engine_from(args, file.clone())?, file))
