@@ -54,6 +54,9 @@ const uint SN_H = (SN_V + 4u * TPR - 1u) / (4u * TPR); // its invocations a lane
 const uint RT_STOP = (ROUTE >> 13) & 7u;
 // Bit 16: route.glsl's general ranking whatever the count (`VulkanOptions::route_general`).
 const uint RT_GENERAL = (ROUTE >> 16) & 1u;
+// Bit 17: the small ranking by the whole workgroup, not one subgroup (route.glsl's RT_SUBGROUP;
+// `VulkanOptions::route_subgroup`).
+const uint RT_SUBGROUP = ((ROUTE >> 17) & 1u) ^ 1u;
 // 5 = SG, 1 where subgroup shuffles may reduce a row's lanes (the levels narrower than a
 // subgroup: the same pairs as the tree's, so the same sums, without its barriers).
 layout(constant_id = 5) const uint SG = 0;
@@ -322,6 +325,7 @@ void main() {
     for (uint s = sh / 2u; s > 0u; s >>= 1) {
         total += subgroupShuffleXor(total, s);
     }
+    CLK_MARK(2); // the rows' products (marks 2–5: the router's stage has norm_quant's 0–1)
     float rsc = 1.0;
     if (rs_wide) {
         if (tid < nbp) {
@@ -369,10 +373,12 @@ void main() {
     if (rt_last == 0u) {
         return; // uniform over the workgroup
     }
+    CLK_MARK(3); // counted, and the last
     memoryBarrierBuffer(); // and the others' are seen
     if (RT_STOP == 0u || RT_STOP == 4u) {
         route_token(t0 * pc.nrows, pc.nrows, kk, pc.renorm);
     }
+    CLK_MARK(4); // ranked
     // Pick j written by invocation j (kk ≤ RT_MAXK = 64 ≤ WG).
     uint j = tid;
     if (j < kk) {
@@ -389,4 +395,5 @@ void main() {
     if (tid == 0u) {
         pc.cnt.v[t0] = 0u; // ready for the next dispatch
     }
+    CLK_MARK(5); // the picks written
 }

@@ -176,6 +176,10 @@ pub struct ModelArgs {
     /// comparisons).
     #[arg(long, hide = true)]
     pub vk_route_rank: Option<bool>,
+    /// Vulkan MoE routing of up to 128 experts: ranked by one subgroup (`false`: by the whole
+    /// workgroup, with its barriers; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_route_subgroup: Option<bool>,
     /// Vulkan: commands in the first piece of a recording sent to the GPU, and in each later
     /// one, `FIRSTxEVERY` (kernel tuning; default 8x64).
     #[arg(long, hide = true, value_parser = parse_pair)]
@@ -393,6 +397,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_router_stop: 0,
         vk_router_wg: None,
         vk_route_rank: None,
+        vk_route_subgroup: None,
         vk_chunks: None,
         vk_spin_wait: None,
         vk_pad_stages: 0,
@@ -495,6 +500,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         router_wg: args.vk_router_wg,
         route_general: false,
         route_rank: args.vk_route_rank,
+        route_subgroup: args.vk_route_subgroup,
         submit_chunks: args.vk_chunks,
         spin_wait: args.vk_spin_wait,
         pad_stages: args.vk_pad_stages,

@@ -170,6 +170,13 @@ pub struct VulkanOptions {
     /// logits (NaN ones: ids 0..k−1 of weight 0). `None`: on (H200, Qwen3-30B-A3B tg64, one
     /// call: 204.9 / 205.9 tok/s on, 204.6 off — no faster, but one pass in place of k).
     pub route_rank: Option<bool>,
+    /// MoE routing of up to 128 experts (route.glsl's small ranking): by the workgroup's first
+    /// subgroup alone (`route_subgroup`: the reductions as butterflies in its lanes' registers,
+    /// no workgroup barrier until the picks are made) where its subgroups have 8 to 64 lanes,
+    /// instead of by the whole workgroup; the same picks and weights bit for bit. Kernel
+    /// comparisons and tests. `None`: on (H100, session 32: the routing workgroup's ranking
+    /// took 3.0 µs by the kernels' clock).
+    pub route_subgroup: Option<bool>,
     /// MoE decode steps: the experts' down-projection and their weighted sum in one dispatch
     /// (`matvec_dec.comp`'s `MOE` = 2) instead of two, kernel comparisons. `None`: on (H200,
     /// Qwen3-30B-A3B tg64, one call: 200.7 / 195.1 tok/s apart, 202.3 / 201.2 fused).
@@ -420,6 +427,8 @@ pub(super) struct Tuning {
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
     pub(super) route_rank: bool,
+    /// See [`VulkanOptions::route_subgroup`].
+    pub(super) route_subgroup: bool,
     /// See [`VulkanOptions::prompt_f16`].
     pub(super) prompt_f16: bool,
     /// Bytes of kept f16 rows at the start (`VulkanOptions::prompt_weight_cache_mb`; the
@@ -872,6 +881,7 @@ impl Tuning {
             router_wg,
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
+            route_subgroup: opts.route_subgroup.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,
             attn_merge: opts.attn_merge.unwrap_or(false),
