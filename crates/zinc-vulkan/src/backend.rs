@@ -2147,8 +2147,9 @@ impl VulkanBackend {
                     return;
                 }
                 let pipe = self.ctx.pipeline(name, spec).unwrap_or_else(|e| fatal(e));
+                // Before the norm where it was held (`router_first`), else beside it.
                 self.rec()
-                    .dispatch_beside("router_routed", pipe, &push, g)
+                    .dispatch_before_held("router_routed", pipe, &push, g)
                     .unwrap_or_else(|e| fatal(e));
             }
         }
@@ -3309,7 +3310,24 @@ impl Backend for VulkanBackend {
                 let wg = self.norm_wg(x.cols, x.rows);
                 let spec = [wg, self.tune.shuffle as u32, 0];
                 let groups = fold(x.rows * x.cols.div_ceil(4 * wg as usize));
-                self.run_spec("norm_quant", spec, groups, push);
+                // Held back until the next command: an MoE router that normalizes this norm's
+                // input itself is recorded before it (`VulkanOptions::router_first`).
+                if sync.is_none()
+                    && self.tune.router_first
+                    && self.tune.router_norm
+                    && !self.ablating.load(Relaxed)
+                {
+                    let spec = [spec[0], spec[1], spec[2], 0, 0, 0];
+                    let pipe = self
+                        .ctx
+                        .pipeline("norm_quant", spec)
+                        .unwrap_or_else(|e| fatal(e));
+                    self.rec()
+                        .hold("norm_quant", pipe, &push, groups)
+                        .unwrap_or_else(|e| fatal(e));
+                } else {
+                    self.run_spec("norm_quant", spec, groups, push);
+                }
                 self.sync_recorded(sync, qa, false);
                 self.quant_primed(&out, mode, q, s);
                 *self.last_norm.lock().unwrap_or_else(|e| e.into_inner()) = Some(NormOrigin {

@@ -583,6 +583,7 @@ impl Drop for Buffer {
 }
 
 /// Push constants: buffer addresses first (8-byte aligned), then 4-byte scalars.
+#[derive(Clone)]
 pub struct Push {
     bytes: [u8; PUSH_BYTES as usize],
     len: usize,

@@ -667,6 +667,62 @@ fn an_moe_router_beside_its_norm_gives_the_same_bits() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The router that normalizes its own input recorded before the norm it runs beside
+/// (`router_first`, the default: the norm's dispatch held back until the next command) against
+/// after it: the same logits bit for bit at every step of a synthetic Qwen3-MoE (2,048-wide rows,
+/// 2 layers) and the same dependent stages; and the kernels' clock's log names the stage's
+/// commands in the order asked (`router_routed + norm_quant` on, the other way off).
+#[test]
+fn an_moe_router_recorded_before_its_norm_gives_the_same_bits() {
+    let (dir, _, file) = small_qwen3_moe("router-first", (2048, 256), (12, 4));
+    let prompt = [17u32, 300, 5, 911];
+    let cont: Vec<u32> = (0..6).map(|i| (i * 97 + 13) % 1024).collect();
+    let gpu = |first: bool, clock: bool| {
+        validated(
+            VulkanOptions {
+                threads_per_row: Some(64),
+                router_wg: Some(128),
+                router_first: Some(first),
+                clock,
+                ..Default::default()
+            },
+            &file,
+        )
+    };
+    let (on, off) = (gpu(true, false), gpu(false, false));
+    let stages = |e: &Engine<VulkanBackend>| e.backend.dependent_stages().expect("counted");
+    let (s_on, s_off) = (stages(&on), stages(&off));
+    let (l_on, l_off) = (forced(&on, &prompt, &cont), forced(&off, &prompt, &cont));
+    assert_eq!(stages(&on) - s_on, stages(&off) - s_off, "dependent stages");
+    for (i, (a, b)) in l_on.iter().zip(&l_off).enumerate() {
+        assert!(
+            a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "step {i} differs with the router recorded first"
+        );
+    }
+    for first in [true, false] {
+        let e = gpu(first, true);
+        let mut s = e.session(64);
+        s.eval(&prompt, Logits::Last).expect("prompt");
+        e.backend.clock_step().expect("drained"); // the prompt's records let go
+        s.eval(&cont[..1], Logits::Last).expect("step");
+        let step = e.backend.clock_step().expect("read").expect("clocked");
+        let labels: Vec<&str> = step.stages.iter().map(|s| s.label.as_str()).collect();
+        let (want, not) = ("router_routed + norm_quant", "norm_quant + router_routed");
+        let (want, not) = if first { (want, not) } else { (not, want) };
+        assert!(
+            labels.contains(&want) && !labels.contains(&not),
+            "router first {first}: {labels:?}"
+        );
+    }
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// An output head of 65,536 Q6_K rows on `matvec_dec.comp` at GPUs' shape (`decode_kquant`
 /// 32x1x128, which leaves heads two rows a group of lanes from `DEC_HEAD_ROWS` up, every other
 /// Q6_K weight one) and at one row (`decode_q6k` given): a synthetic Qwen3 with a 65,536-token

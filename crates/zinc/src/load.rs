@@ -180,6 +180,10 @@ pub struct ModelArgs {
     /// workgroup, with its barriers; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_route_subgroup: Option<bool>,
+    /// Vulkan MoE decode: the router that normalizes its input itself recorded before the norm
+    /// beside it, so it starts first (`false`: after it; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_router_first: Option<bool>,
     /// Vulkan: commands in the first piece of a recording sent to the GPU, and in each later
     /// one, `FIRSTxEVERY` (kernel tuning; default 8x64).
     #[arg(long, hide = true, value_parser = parse_pair)]
@@ -398,6 +402,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_router_wg: None,
         vk_route_rank: None,
         vk_route_subgroup: None,
+        vk_router_first: None,
         vk_chunks: None,
         vk_spin_wait: None,
         vk_pad_stages: 0,
@@ -501,6 +506,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         route_general: false,
         route_rank: args.vk_route_rank,
         route_subgroup: args.vk_route_subgroup,
+        router_first: args.vk_router_first,
         submit_chunks: args.vk_chunks,
         spin_wait: args.vk_spin_wait,
         pad_stages: args.vk_pad_stages,

@@ -177,6 +177,13 @@ pub struct VulkanOptions {
     /// comparisons and tests. `None`: on (H100, session 32: the routing workgroup's ranking
     /// took 3.0 µs by the kernels' clock).
     pub route_subgroup: Option<bool>,
+    /// MoE decode steps: the router that normalizes its input itself (`router_norm`) recorded
+    /// before the norm it runs beside (the norm's dispatch held back until the next command,
+    /// `Recorder::hold`), so that the long router starts first and the short norm after it;
+    /// the same commands and results. Kernel comparisons. `None`: on (H100, session 32: the
+    /// router, recorded second, started ~1.1 µs after the norm by the kernels' clock, and the
+    /// stage ends with it).
+    pub router_first: Option<bool>,
     /// MoE decode steps: the experts' down-projection and their weighted sum in one dispatch
     /// (`matvec_dec.comp`'s `MOE` = 2) instead of two, kernel comparisons. `None`: on (H200,
     /// Qwen3-30B-A3B tg64, one call: 200.7 / 195.1 tok/s apart, 202.3 / 201.2 fused).
@@ -429,6 +436,8 @@ pub(super) struct Tuning {
     pub(super) route_rank: bool,
     /// See [`VulkanOptions::route_subgroup`].
     pub(super) route_subgroup: bool,
+    /// See [`VulkanOptions::router_first`].
+    pub(super) router_first: bool,
     /// See [`VulkanOptions::prompt_f16`].
     pub(super) prompt_f16: bool,
     /// Bytes of kept f16 rows at the start (`VulkanOptions::prompt_weight_cache_mb`; the
@@ -882,6 +891,7 @@ impl Tuning {
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             route_subgroup: opts.route_subgroup.unwrap_or(true),
+            router_first: opts.router_first.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,
             attn_merge: opts.attn_merge.unwrap_or(false),

@@ -27,8 +27,19 @@ pub(super) struct ClockDispatch {
     pub(super) stage: u64,
 }
 
+/// A dispatch recorded later than asked (`Recorder::hold`): a decode norm that an MoE router
+/// reading the norm's input may go before (`Recorder::dispatch_before_held`).
+pub(super) struct Held {
+    name: &'static str,
+    pipe: vk::Pipeline,
+    push: Push,
+    groups: [u32; 3],
+}
+
 pub(super) struct Recorder {
     pub(super) ctx: Arc<Context>,
+    /// The dispatch `hold` kept back, recorded before any other command (`release`).
+    held: Option<Held>,
     pub(super) pool: vk::CommandPool,
     /// The command buffer being recorded, and the fence its submit signals.
     pub(super) cb: vk::CommandBuffer,
@@ -288,6 +299,7 @@ impl Recorder {
                 None
             };
             Ok(Recorder {
+                held: None,
                 prof,
                 steps,
                 ctx: ctx.clone(),
@@ -404,6 +416,7 @@ impl Recorder {
         groups: [u32; 3],
         push: Option<&Push>,
     ) {
+        debug_assert!(self.held.is_none(), "a dispatch held past a raw one");
         let d = &self.ctx.device;
         // SAFETY: recording into the open command buffer with a pipeline of this device.
         unsafe {
@@ -518,10 +531,83 @@ impl Recorder {
         writes: Option<u64>,
         concurrent: bool,
     ) -> Result<(), VulkanError> {
+        self.release()?;
         if groups.contains(&0) {
             return Ok(());
         }
         self.ops += 1;
+        self.record(name, pipe, push, groups, writes, concurrent)
+    }
+
+    /// A dispatch (as `dispatch`, which reads nothing that commands since the last barrier
+    /// write) kept back until the next command is recorded, so that `dispatch_before_held`
+    /// can put a command that reads its input before it. It counts as recorded (`ops`) now.
+    pub(super) fn hold(
+        &mut self,
+        name: &'static str,
+        pipe: vk::Pipeline,
+        push: &Push,
+        groups: [u32; 3],
+    ) -> Result<(), VulkanError> {
+        self.release()?;
+        if groups.contains(&0) {
+            return Ok(());
+        }
+        self.ops += 1;
+        self.held = Some(Held {
+            name,
+            pipe,
+            push: push.clone(),
+            groups,
+        });
+        Ok(())
+    }
+
+    /// Records the held dispatch, if any, where it would have gone: before anything else.
+    pub(super) fn release(&mut self) -> Result<(), VulkanError> {
+        match self.held.take() {
+            Some(h) => self.record(h.name, h.pipe, &h.push, h.groups, None, false),
+            None => Ok(()),
+        }
+    }
+
+    /// `dispatch_beside` the held dispatch, but recorded before it: the barrier it owed is
+    /// recorded first, then this command, then the held one beside it (they start in that
+    /// order; an MoE router that normalizes the held norm's input itself starts first, the
+    /// norm, far shorter, after it). Without a held dispatch, `dispatch_beside`.
+    pub(super) fn dispatch_before_held(
+        &mut self,
+        name: &'static str,
+        pipe: vk::Pipeline,
+        push: &Push,
+        groups: [u32; 3],
+    ) -> Result<(), VulkanError> {
+        let Some(h) = self.held.take() else {
+            return self.dispatch_beside(name, pipe, push, groups);
+        };
+        if groups.contains(&0) {
+            return self.record(h.name, h.pipe, &h.push, h.groups, None, false);
+        }
+        self.ops += 1;
+        self.record(name, pipe, push, groups, None, false)?;
+        let keep = self.keep_next;
+        self.written = Some(Vec::new());
+        let done = self.record(h.name, h.pipe, &h.push, h.groups, Some(0), true);
+        self.written = None;
+        self.keep_next |= keep;
+        done
+    }
+
+    /// Records a dispatch counted already (`ops`).
+    fn record(
+        &mut self,
+        name: &'static str,
+        pipe: vk::Pipeline,
+        push: &Push,
+        groups: [u32; 3],
+        writes: Option<u64>,
+        concurrent: bool,
+    ) -> Result<(), VulkanError> {
         self.begin()?;
         let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
         let none = self.loose == BarrierAblation::None;
@@ -589,6 +675,7 @@ impl Recorder {
     /// After a copy into a mapped buffer the host reads once the submit's fence signals: the
     /// copy's writes made visible to the host (a fence makes them available, not visible).
     pub(super) fn before_host_read(&mut self) {
+        debug_assert!(self.held.is_none(), "a dispatch held past a copy");
         if !self.open {
             return;
         }
@@ -617,6 +704,7 @@ impl Recorder {
         dst_off: u64,
         size: u64,
     ) -> Result<(), VulkanError> {
+        self.release()?;
         if size == 0 {
             return Ok(());
         }
@@ -662,6 +750,7 @@ impl Recorder {
     }
 
     pub(super) fn fill_zero(&mut self, buf: vk::Buffer, size: u64) -> Result<(), VulkanError> {
+        self.release()?;
         self.ops += 1;
         self.begin()?;
         self.order(None, false, vk::PipelineStageFlags::TRANSFER);
@@ -696,6 +785,7 @@ impl Recorder {
     /// command. Barriers order commands across command buffers of the queue as within one, and
     /// what they read (arena, kept buffers) lives until `submit` has waited for all of them.
     pub(super) fn flush(&mut self) -> Result<(), VulkanError> {
+        self.release()?;
         let d = &self.ctx.device;
         // SAFETY: ends and submits the open command buffer; the next pair is free (a fresh one,
         // or the oldest in flight once its fence has signalled).
@@ -752,6 +842,7 @@ impl Recorder {
 
     /// Submits what is recorded and waits for it (and for what `flush` submitted).
     pub(super) fn submit(&mut self, stats: &Stats) -> Result<(), VulkanError> {
+        self.release()?;
         self.recording = false;
         if !self.open {
             self.land()?;
