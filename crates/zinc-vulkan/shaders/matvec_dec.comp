@@ -82,6 +82,11 @@
 //   Q8_0-style chunk (quant8.glsl's mode 1) into side itself: no counter, no other workgroup's
 //   rows, y untouched. Bit 4, X32: the input's chunk scales are each chunk's own (mode 1, as
 //   GROWS writes), not its 256-block's: each 32-element chunk's integer sum takes its own d.
+//   Bit 6, TWO (MOE 0, alone or with X32; accumulate 0): two weights of this format and width
+//   read the same input in one dispatch — a decode step's q and k, say, one dispatch's start
+//   where two took two (H100, session 32: a stage's second dispatch started ~0.9 µs after its
+//   first). The first pc.nrows rows' workgroups come first; the rest take the second weight
+//   (at ids, row0 rows, its output at wts), each row the same arithmetic as alone.
 //   Bit 5, WAIT (early weights: MOE 0, alone or with FUSE, RS or GROWS but not GLU or X32, one
 //   token, ncols ≤ WAIT_COLS, which the host checks): the dispatch is recorded beside its
 //   input's producer, with no barrier between them. Each workgroup first loads its rows' bytes
@@ -92,7 +97,8 @@
 //   the products read it from there. A FUSE dispatch of MOE 0 whose `row0` is not 0 is itself
 //   such a producer: the last workgroup of each block signals (slot at `scale`, epoch `row0`)
 //   once the block's pieces of the next norm are stored.
-// Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR)),
+// Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR))
+//   (under TWO the sum of both weights' G),
 //   with MOE 2 G = ceil(nrows / NR).
 
 #include "common.glsl"
@@ -117,6 +123,7 @@ const bool GLU = (NORM & 4u) != 0u;
 const bool GROWS = (NORM & 8u) != 0u;
 const bool X32 = (NORM & 16u) != 0u;
 const bool WAIT = (NORM & 32u) != 0u;
+const bool TWO = (NORM & 64u) != 0u;
 const uint HAS_WAIT = (NORM >> 5) & 1u;
 const uint WAIT_COLS = 4096u; // the widest input WAIT stages in shared memory
 const uint TOUCH_LOADS = 8u;
@@ -191,13 +198,16 @@ shared uint f_last;
 shared float f_hi[1u + HAS_NORM * 63u];
 shared float f_lo[1u + HAS_NORM * 63u];
 
+// The output main stores its rows to: y, or under TWO the second weight's (wts).
+Floats y_out;
+
 // y[at] = total (or += with accumulate); coherent under FUSE.
 void store_y(uint at, float total) {
-    float v = pc.accumulate == 1u ? pc.y.v[at] + total : total;
+    float v = pc.accumulate == 1u ? y_out.v[at] + total : total;
     if (FUSE || GLU) {
-        CFloats(pc.y).v[at] = v;
+        CFloats(y_out).v[at] = v;
     } else {
-        pc.y.v[at] = v;
+        y_out.v[at] = v;
     }
 }
 
@@ -364,11 +374,25 @@ void main() {
     uint tid = gl_LocalInvocationID.x;
     uint lane = tid % LPR;
     uint wgi = gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u;
+    // TWO: the workgroups past the first weight's take the second weight's rows.
+    uint nrows = pc.nrows;
+    Words wsrc = pc.w;
+    y_out = pc.y;
+    if (TWO) {
+        const uint RPW = (WG / LPR) * NR; // rows a workgroup
+        uint g1 = (pc.nrows + RPW - 1u) / RPW;
+        if (wgi >= g1) { // uniform over the workgroup
+            wgi -= g1;
+            nrows = pc.row0;
+            wsrc = pc.ids;
+            y_out = pc.wts;
+        }
+    }
     uint grp = tid / LPR; // this invocation's group of lanes
     // Rows r0 .. r0 + NR − 1 a group; with MOE 2 a workgroup's, its groups taking the slots.
     uint r0 = MOE == 2u ? wgi * NR : (wgi * (WG / LPR) + grp) * NR;
     uint t = gl_WorkGroupID.x; // a token, or with MOE 1 a slot
-    bool live = r0 < pc.nrows && t < pc.ntok;
+    bool live = r0 < nrows && t < pc.ntok;
     float acc[8];
     [[unroll]] for (uint k = 0u; k < NRT; k++) {
         acc[k] = 0.0;
@@ -393,10 +417,10 @@ void main() {
     if (MOE == 1u && live) {
         e1 = pc.ids.v[t];
     }
-    restrict RQuads wq = RQuads(pc.w);
+    restrict RQuads wq = RQuads(wsrc);
     // GROWS: the up projection's rows (row 0 of expert 0 at nz), and its words for Q6_K's d.
-    restrict RQuads wq2 = RQuads(GROWS ? uvec2(pc.nz) : uvec2(pc.w));
-    Words wd2 = Words(GROWS ? uvec2(pc.nz) : uvec2(pc.w));
+    restrict RQuads wq2 = RQuads(GROWS ? uvec2(pc.nz) : uvec2(wsrc));
+    Words wd2 = Words(GROWS ? uvec2(pc.nz) : uvec2(wsrc));
     restrict RQuads aq = RQuads(pc.xq);
     restrict RVec4s sq = RVec4s(pc.xs);
     uint nblocks = pc.ncols / 256u;
@@ -406,10 +430,10 @@ void main() {
     bool waited = true;
     if (WAIT) {
         uint rw0 = wgi * (WG / LPR) * NR;
-        uint rw1 = min(rw0 + (WG / LPR) * NR, pc.nrows);
+        uint rw1 = min(rw0 + (WG / LPR) * NR, nrows);
         uint p0 = rw0 * pc.row_bytes / 32u;                            // 32-byte pieces
         uint p1 = max((rw1 * pc.row_bytes + 31u) / 32u, p0 + 1u);
-        restrict RQuads tw = RQuads(pc.w);
+        restrict RQuads tw = RQuads(wsrc);
         uint tv[TOUCH_LOADS];
         uint nt = min(pc.expert16, TOUCH_LOADS); // (MOE 0: expert16 is WAIT's touch count)
         [[unroll]] for (uint i = 0u; i < TOUCH_LOADS; i++) {
@@ -461,7 +485,7 @@ void main() {
         float part[8];
         [[unroll]] for (uint k = 0u; k < NRT; k++) {
             // Past the end: results dropped. (GROWS: rows k − NR of the up from k = NR.)
-            rowb[k] = (first + min(r0 + k % NR, pc.nrows - 1u)) * pc.row_bytes;
+            rowb[k] = (first + min(r0 + k % NR, nrows - 1u)) * pc.row_bytes;
             part[k] = 0.0;
         }
         uint xw0 = xrow * (pc.ncols / 16u); // the input row's activations, in 16-byte units
@@ -549,7 +573,7 @@ void main() {
                         uvec4 ql1 = wk.v[bq + 4u * n + l + 2u];
                         uvec4 qh = wk.v[bq + 8u + 2u * n + l];
                         uvec4 sc = wk.v[bq + 12u];
-                        uint dw = (k < NR ? pc.w : wd2).v[4u * wbase + (hb >> 2)] >> (8u * (hb & 2u));
+                        uint dw = (k < NR ? wsrc : wd2).v[4u * wbase + (hb >> 2)] >> (8u * (hb & 2u));
                         int d0 = 0, d1 = 0, d2 = 0, d3 = 0;
                         [[unroll]] for (uint i = 0u; i < 4u; i++) {
                             uint h = qh[i];
@@ -634,7 +658,7 @@ void main() {
                         uvec4 ql = wk.v[bq + 4u * n + p];
                         uvec4 qh = wk.v[bq + 8u + 2u * n + l];
                         uvec4 sc = wk.v[bq + 12u]; // 16 scale bytes
-                        uint dw = (k < NR ? pc.w : wd2).v[4u * wbase + (hb >> 2)] >> (8u * (hb & 2u));
+                        uint dw = (k < NR ? wsrc : wd2).v[4u * wbase + (hb >> 2)] >> (8u * (hb & 2u));
                         int da = 0, db = 0;
                         [[unroll]] for (uint i = 0u; i < 4u; i++) {
                             uint hq = qh[i] >> (2u * qa);
@@ -678,12 +702,12 @@ void main() {
         barrier();
         for (uint k = tid; k < NR; k += WG) { // a workgroup smaller than NR takes turns
             uint r = r0 + k;
-            if (live && r < pc.nrows) {
+            if (live && r < nrows) {
                 float total = 0.0;
                 for (uint g = 0u; g < WG / LPR; g++) {
                     total += msum[g * NR + k];
                 }
-                store_y(t * pc.nrows + r, total);
+                store_y(t * nrows + r, total);
             }
         }
         if (FUSE) {
@@ -732,8 +756,8 @@ void main() {
         }
         barrier();
         CLK_MARK(1); // the rows' sums met
-        uint e0 = t * pc.nrows + wgi * 32u + 4u * tid;
-        bool qlive = tid < 8u && t < pc.ntok && wgi * 32u < pc.nrows;
+        uint e0 = t * nrows + wgi * 32u + 4u * tid;
+        bool qlive = tid < 8u && t < pc.ntok && wgi * 32u < nrows;
         vec4 v = vec4(0.0);
         if (qlive) {
             [[unroll]] for (uint i = 0u; i < 4u; i++) {
@@ -743,7 +767,7 @@ void main() {
                 pc.wts.v[e0 + i] = v[i];
             }
         }
-        uint n = pc.ntok * pc.nrows;
+        uint n = pc.ntok * nrows;
         quant_word(tid, v, e0, qlive, 1u, pc.side, Floats(offset_addr(uvec2(pc.side), n)));
         return;
     }
@@ -754,11 +778,11 @@ void main() {
         float total = group_sum(acc[k], tid, lane) * rsc;
         total = waited ? total : uintBitsToFloat(0x7FC00000u); // WAIT: no signal came (NaN)
         uint r = r0 + k;
-        if (lane == 0u && live && r < pc.nrows) {
+        if (lane == 0u && live && r < nrows) {
             if (MOE == 1u && has_scale()) {
                 total *= pc.scale.v[e1];
             }
-            store_y(t * pc.nrows + r, total);
+            store_y(t * nrows + r, total);
         }
     }
     if (FUSE) {

@@ -419,6 +419,26 @@ pub(super) struct DecNorm {
 /// matvec_dec.comp's NORM bit 5, WAIT: an early-weights consumer (see `Signal`).
 const DEC_WAIT: u32 = 32;
 
+/// matvec_dec.comp's NORM bit 4, X32 (`DecNorm::x32`), and bit 6, TWO: two weights' mat-vecs
+/// in one dispatch.
+const DEC_X32: u32 = 16;
+const DEC_TWO: u32 = 64;
+
+/// A decode mat-vec on matvec_dec.comp held back (`Recorder::hold`) so that the next one of the
+/// same kernel and input may join it in one dispatch (TWO, `VulkanOptions::decode_two`): what
+/// the joined dispatch takes from it, and the recorder's `ops` just after it.
+pub(super) struct TwoFirst {
+    shader: &'static str,
+    spec: Spec,
+    addrs: [u64; 4],
+    dims: [u32; 5],
+    norm: DecNorm,
+    /// Its workgroups (row groups), and its rows' label.
+    groups: usize,
+    rows: usize,
+    ops: u64,
+}
+
 impl DecNorm {
     /// matvec_dec.comp's NORM specialization constant: bit 0 FUSE, bit 1 RS, bit 2 GLU, bit 3
     /// GROWS, bit 4 X32.
@@ -705,6 +725,8 @@ pub struct VulkanBackend {
     /// The last decode norm recorded by norm_quant.comp (`rms_norm_into`), for an MoE router
     /// recorded right after it that normalizes its own input beside it (matvec.comp's SN).
     last_norm: Mutex<Option<NormOrigin>>,
+    /// The decode mat-vec held last that the next may join (`VulkanOptions::decode_two`).
+    two: Mutex<Option<TwoFirst>>,
 
     /// The activation mode (`act_mode`) the last quantized mat-vec asked for: kernels that end
     /// in a mat-vec's input (RMSNorm, gated activations) quantize their output that way too.
@@ -989,6 +1011,7 @@ impl VulkanBackend {
             attn_count,
             fuse_count,
             last_norm: Mutex::new(None),
+            two: Mutex::new(None),
             rope_cache: Mutex::new(Vec::new()),
 
             profiling: opts.profile,
@@ -2357,9 +2380,72 @@ impl VulkanBackend {
         };
         let writes = (!accumulate).then_some(y);
         let label = self.shape_label(shader, rows, cols);
+        // TWO: a plain decode mat-vec of one token is held back, and the next of the same
+        // kernel, shape and input (reading it beside this one, no barrier between) joins it.
+        let two = kquant
+            && self.tune.decode_two
+            && wait.is_none()
+            && fuse.is_none()
+            && !accumulate
+            && x.rows == 1
+            && rows < DEC_HEAD_ROWS
+            && spec[5] & !DEC_X32 == 0
+            && !self.ablating.load(Relaxed);
         if wait.is_some() {
             self.run_beside(shader, label, spec, g, push);
             self.sync_consumed();
+        } else if two {
+            let groups = g[1] as usize + (g[2] as usize - 1) * 65535;
+            let mut first = self.two.lock().unwrap_or_else(|e| e.into_inner());
+            let joined = match first.take() {
+                Some(f)
+                    if concurrent
+                        && f.ops == self.rec().ops
+                        && self.rec().holds()
+                        && f.shader == shader
+                        && f.spec[5] == spec[5]
+                        && f.addrs[1..3] == addrs[1..3]
+                        && f.dims[0] == dims[0]
+                        && f.dims[2] == dims[2] =>
+                {
+                    // One dispatch: the first's workgroups, then this one's at the first's shape.
+                    let rpw = (f.spec[0] / f.spec[1] * f.spec[2]) as usize;
+                    let moe = DecMoe {
+                        ids: w.buf.address,
+                        wts: y,
+                        row0: rows as u32,
+                        ..DecMoe::default()
+                    };
+                    let push = dec_push(f.addrs, f.dims, &moe, &f.norm);
+                    let mut spec = f.spec;
+                    spec[5] |= DEC_TWO;
+                    let all = grid(1, f.groups + rows.div_ceil(rpw));
+                    let label = self.shape_label(shader, f.rows + rows, cols);
+                    let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
+                    self.rec().replace_held(label, pipe, &push, all, y)
+                }
+                _ => false,
+            };
+            if !joined {
+                let pipe = self.ctx.pipeline(shader, spec).unwrap_or_else(|e| fatal(e));
+                self.rec()
+                    .hold(label, pipe, &push, g, writes, concurrent)
+                    .unwrap_or_else(|e| fatal(e));
+                let norm = DecNorm {
+                    x32: spec[5] & DEC_X32 != 0,
+                    ..DecNorm::default()
+                };
+                *first = Some(TwoFirst {
+                    shader,
+                    spec,
+                    addrs,
+                    dims,
+                    norm,
+                    groups,
+                    rows,
+                    ops: self.rec().ops,
+                });
+            }
         } else {
             self.run_labeled(shader, label, spec, g, push, writes, concurrent);
         }
@@ -3323,7 +3409,7 @@ impl Backend for VulkanBackend {
                         .pipeline("norm_quant", spec)
                         .unwrap_or_else(|e| fatal(e));
                     self.rec()
-                        .hold("norm_quant", pipe, &push, groups)
+                        .hold("norm_quant", pipe, &push, groups, None, false)
                         .unwrap_or_else(|e| fatal(e));
                 } else {
                     self.run_spec("norm_quant", spec, groups, push);

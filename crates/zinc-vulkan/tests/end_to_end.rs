@@ -723,6 +723,70 @@ fn an_moe_router_recorded_before_its_norm_gives_the_same_bits() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A decode step's q and k (both Q4_K, reading the norm's one quantization) in one dispatch of
+/// matvec_dec.comp's TWO form (`decode_two`, the default) against a dispatch each: the same
+/// logits bit for bit at every step of a synthetic Qwen3 (q 512 rows, k 128, v 128, all Q4_K),
+/// at one and two rows a group of lanes, and the same dependent stages; the profile names the
+/// joined dispatch (640 rows) at every decode step's layers, where the q's own went. (The
+/// prompt's 4 tokens keep a dispatch each, and v, Q6_K here, its own.)
+#[test]
+fn q_and_k_in_one_dispatch_give_the_same_bits() {
+    let (dir, file) = x32_model("two", GgmlType::Q4_K);
+    let prompt = [17u32, 300, 5, 911];
+    let cont: Vec<u32> = (0..6).map(|i| (i * 97 + 13) % 1024).collect();
+    for nr in [1, 2] {
+        let gpu = |two: bool| {
+            validated(
+                VulkanOptions {
+                    threads_per_row: Some(16),
+                    cpu_attention: Some(false),
+                    decode_kquant: Some((32, nr, 128)),
+                    decode_two: Some(two),
+                    profile: true,
+                    ..Default::default()
+                },
+                &file,
+            )
+        };
+        let (on, off) = (gpu(true), gpu(false));
+        let stages = |e: &Engine<VulkanBackend>| e.backend.dependent_stages().expect("counted");
+        let (s_on, s_off) = (stages(&on), stages(&off));
+        let (l_on, l_off) = (forced(&on, &prompt, &cont), forced(&off, &prompt, &cont));
+        assert_eq!(
+            stages(&on) - s_on,
+            stages(&off) - s_off,
+            "{nr} rows: dependent stages"
+        );
+        for (i, (a, b)) in l_on.iter().zip(&l_off).enumerate() {
+            assert!(
+                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "{nr} rows a group: step {i} differs with q and k in one dispatch"
+            );
+        }
+        // The prompt's 4 tokens keep a dispatch each; every decode step's layers join theirs.
+        let joined =
+            |e: &Engine<VulkanBackend>| kernel_calls(e, |n| n == "matvec_dec_Q4_K 640×256");
+        let q = |e: &Engine<VulkanBackend>| kernel_calls(e, |n| n == "matvec_dec_Q4_K 512×256");
+        let layers = file
+            .metadata()
+            .get_usize("qwen3.block_count")
+            .expect("layers") as u64;
+        let steps = (cont.len() - 1) as u64 * layers;
+        assert_eq!(
+            (joined(&on), q(&off) - q(&on), joined(&off)),
+            (steps, steps, 0),
+            "{nr} rows a group: {:?}",
+            kernels_run(&on)
+        );
+    }
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// An output head of 65,536 Q6_K rows on `matvec_dec.comp` at GPUs' shape (`decode_kquant`
 /// 32x1x128, which leaves heads two rows a group of lanes from `DEC_HEAD_ROWS` up, every other
 /// Q6_K weight one) and at one row (`decode_q6k` given): a synthetic Qwen3 with a 65,536-token

@@ -184,6 +184,10 @@ pub struct ModelArgs {
     /// beside it, so it starts first (`false`: after it; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_router_first: Option<bool>,
+    /// Vulkan decode: two mat-vecs of one K-quant format reading the same input (q and k) in
+    /// one dispatch (`false`: one each; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_decode_two: Option<bool>,
     /// Vulkan: commands in the first piece of a recording sent to the GPU, and in each later
     /// one, `FIRSTxEVERY` (kernel tuning; default 8x64).
     #[arg(long, hide = true, value_parser = parse_pair)]
@@ -403,6 +407,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_route_rank: None,
         vk_route_subgroup: None,
         vk_router_first: None,
+        vk_decode_two: None,
         vk_chunks: None,
         vk_spin_wait: None,
         vk_pad_stages: 0,
@@ -507,6 +512,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         route_rank: args.vk_route_rank,
         route_subgroup: args.vk_route_subgroup,
         router_first: args.vk_router_first,
+        decode_two: args.vk_decode_two,
         submit_chunks: args.vk_chunks,
         spin_wait: args.vk_spin_wait,
         pad_stages: args.vk_pad_stages,

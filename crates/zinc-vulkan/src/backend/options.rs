@@ -184,6 +184,13 @@ pub struct VulkanOptions {
     /// router, recorded second, started ~1.1 µs after the norm by the kernels' clock, and the
     /// stage ends with it).
     pub router_first: Option<bool>,
+    /// Decode steps: a plain mat-vec on matvec_dec.comp held back until the next command, and
+    /// the next one of the same kernel reading the same quantized input beside it (a step's k
+    /// after its q, both Q4_K) joined to it in one dispatch (matvec_dec.comp's TWO, at the
+    /// first's shape); the same rows' arithmetic. Kernel comparisons. `None`: on (H100,
+    /// session 32: a stage's second and third dispatches started ~0.9 µs after the one before
+    /// by the kernels' clock).
+    pub decode_two: Option<bool>,
     /// MoE decode steps: the experts' down-projection and their weighted sum in one dispatch
     /// (`matvec_dec.comp`'s `MOE` = 2) instead of two, kernel comparisons. `None`: on (H200,
     /// Qwen3-30B-A3B tg64, one call: 200.7 / 195.1 tok/s apart, 202.3 / 201.2 fused).
@@ -438,6 +445,8 @@ pub(super) struct Tuning {
     pub(super) route_subgroup: bool,
     /// See [`VulkanOptions::router_first`].
     pub(super) router_first: bool,
+    /// See [`VulkanOptions::decode_two`].
+    pub(super) decode_two: bool,
     /// See [`VulkanOptions::prompt_f16`].
     pub(super) prompt_f16: bool,
     /// Bytes of kept f16 rows at the start (`VulkanOptions::prompt_weight_cache_mb`; the
@@ -892,6 +901,7 @@ impl Tuning {
             route_rank: opts.route_rank.unwrap_or(true),
             route_subgroup: opts.route_subgroup.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),
+            decode_two: opts.decode_two.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,
             attn_merge: opts.attn_merge.unwrap_or(false),

@@ -28,12 +28,17 @@ pub(super) struct ClockDispatch {
 }
 
 /// A dispatch recorded later than asked (`Recorder::hold`): a decode norm that an MoE router
-/// reading the norm's input may go before (`Recorder::dispatch_before_held`).
+/// reading the norm's input may go before (`Recorder::dispatch_before_held`), or a decode
+/// mat-vec that the next may join (`Recorder::replace_held`).
 pub(super) struct Held {
     name: &'static str,
     pipe: vk::Pipeline,
     push: Push,
     groups: [u32; 3],
+    /// `dispatch`'s `writes` and `concurrent`, and a second buffer it writes (a joined one).
+    writes: Option<u64>,
+    concurrent: bool,
+    also: Option<u64>,
 }
 
 pub(super) struct Recorder {
@@ -548,6 +553,8 @@ impl Recorder {
         pipe: vk::Pipeline,
         push: &Push,
         groups: [u32; 3],
+        writes: Option<u64>,
+        concurrent: bool,
     ) -> Result<(), VulkanError> {
         self.release()?;
         if groups.contains(&0) {
@@ -559,16 +566,51 @@ impl Recorder {
             pipe,
             push: push.clone(),
             groups,
+            writes,
+            concurrent,
+            also: None,
         });
         Ok(())
     }
 
+    /// Whether a dispatch is held (`hold`) and nothing recorded since.
+    pub(super) fn holds(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// The held dispatch replaced by one that does its work and a second command's (which
+    /// writes `also` besides the held one's output), counted as that second command; false
+    /// (nothing changed) where none is held.
+    pub(super) fn replace_held(
+        &mut self,
+        name: &'static str,
+        pipe: vk::Pipeline,
+        push: &Push,
+        groups: [u32; 3],
+        also: u64,
+    ) -> bool {
+        let Some(h) = &mut self.held else {
+            return false;
+        };
+        h.name = name;
+        h.pipe = pipe;
+        h.push = push.clone();
+        h.groups = groups;
+        h.also = Some(also);
+        self.ops += 1;
+        true
+    }
+
     /// Records the held dispatch, if any, where it would have gone: before anything else.
     pub(super) fn release(&mut self) -> Result<(), VulkanError> {
-        match self.held.take() {
-            Some(h) => self.record(h.name, h.pipe, &h.push, h.groups, None, false),
-            None => Ok(()),
+        let Some(h) = self.held.take() else {
+            return Ok(());
+        };
+        self.record(h.name, h.pipe, &h.push, h.groups, h.writes, h.concurrent)?;
+        if let (Some(w), Some(a)) = (&mut self.written, h.also) {
+            w.push(a);
         }
+        Ok(())
     }
 
     /// `dispatch_beside` the held dispatch, but recorded before it: the barrier it owed is
