@@ -57,6 +57,8 @@ const uint RT_GENERAL = (ROUTE >> 16) & 1u;
 // Bit 17: the small ranking by the whole workgroup, not one subgroup (route.glsl's RT_SUBGROUP;
 // `VulkanOptions::route_subgroup`).
 const uint RT_SUBGROUP = ((ROUTE >> 17) & 1u) ^ 1u;
+// Bits 18–21: 64 / the subgroup size (route.glsl's RT_NV; 0: unknown).
+const uint RT_NV = (ROUTE >> 18) & 15u;
 // 5 = SG, 1 where subgroup shuffles may reduce a row's lanes (the levels narrower than a
 // subgroup: the same pairs as the tree's, so the same sums, without its barriers).
 layout(constant_id = 5) const uint SG = 0;

@@ -8,8 +8,11 @@
 // The includer declares RT_ON (1 where it routes; the shared arrays shrink to one element
 // otherwise), RT_WG (its workgroup's invocations), RT_GENERAL (1: the general ranking whatever
 // the count, to hold the small one to it bit for bit), RT_SUBGROUP (1: up to 128 experts, the
-// small ranking by one subgroup, route_subgroup, where the subgroups have 8 to 64 lanes; 0: by
-// the workgroup, route_small) and RT_LOGIT(i), logit i of the router's
+// small ranking by one subgroup, route_subgroup, where the subgroups have 64 / RT_NV lanes; 0: by
+// the workgroup, route_small), RT_NV (64 / the device's subgroup size from the host, a
+// specialization constant, so route_subgroup's loops over the lanes' virtual subgroups unroll
+// and its arrays stay in registers; 0: unknown, the workgroup's ranking) and RT_LOGIT(i),
+// logit i of the router's
 // output (after its push constants), enables GL_KHR_shader_subgroup_basic and _shuffle, has at
 // least 64 invocations and subgroups that divide 64, and calls route_token from every
 // invocation (it has barriers). The reductions take invocations 0..63 as whole subgroups
@@ -204,13 +207,13 @@ const uint RT_VMAX = 8u;
 // workgroup's first S invocations its first subgroup.
 void route_subgroup(uint base, uint n, uint k, uint renorm) {
     uint S = gl_SubgroupSize;
-    uint nv = 64u / S;
+    const uint nv = RT_NV; // 64 / S (the caller checks)
     if (gl_SubgroupID == 0u) { // uniform over each subgroup
         uint lane = gl_SubgroupInvocationID;
         const float NEG = uintBitsToFloat(0xFF800000u); // −inf
         float la[RT_VMAX], lb[RT_VMAX]; // invocation i's logits: expert i, expert i + 64
         float mx[RT_VMAX], part[RT_VMAX];
-        [[unroll]] for (uint m = 0u; m < RT_VMAX; m++) {
+        [[unroll]] for (uint m = 0u; m < nv; m++) {
             uint i = lane + S * m;
             bool v0 = m < nv && i < n;
             bool v1 = m < nv && i + 64u < n;
@@ -225,19 +228,19 @@ void route_subgroup(uint base, uint n, uint k, uint renorm) {
             }
         }
         for (uint st = S / 2u; st > 0u; st >>= 1) {
-            [[unroll]] for (uint m = 0u; m < RT_VMAX; m++) {
+            [[unroll]] for (uint m = 0u; m < nv; m++) {
                 if (m < nv) {
                     mx[m] = max(mx[m], subgroupShuffleXor(mx[m], st));
                 }
             }
         }
         float gmax = mx[0];
-        [[unroll]] for (uint m = 1u; m < RT_VMAX; m++) {
+        [[unroll]] for (uint m = 1u; m < nv; m++) {
             if (m < nv) {
                 gmax = max(gmax, mx[m]);
             }
         }
-        [[unroll]] for (uint m = 0u; m < RT_VMAX; m++) {
+        [[unroll]] for (uint m = 0u; m < nv; m++) {
             uint i = lane + S * m;
             part[m] = 0.0;
             if (m < nv && i < n) {
@@ -248,14 +251,14 @@ void route_subgroup(uint base, uint n, uint k, uint renorm) {
             }
         }
         for (uint st = S / 2u; st > 0u; st >>= 1) {
-            [[unroll]] for (uint m = 0u; m < RT_VMAX; m++) {
+            [[unroll]] for (uint m = 0u; m < nv; m++) {
                 if (m < nv) {
                     part[m] = part[m] + subgroupShuffleXor(part[m], st);
                 }
             }
         }
         float gsum = part[0];
-        [[unroll]] for (uint m = 1u; m < RT_VMAX; m++) {
+        [[unroll]] for (uint m = 1u; m < nv; m++) {
             if (m < nv) {
                 gsum = gsum + part[m];
             }
@@ -263,7 +266,7 @@ void route_subgroup(uint base, uint n, uint k, uint renorm) {
         // Each expert's p and ranking key (p, −inf for a NaN or past n) as route_small_wide
         // makes them, the keys into rt_key.
         float pa[RT_VMAX], pb[RT_VMAX], qa[RT_VMAX], qb[RT_VMAX];
-        [[unroll]] for (uint m = 0u; m < RT_VMAX; m++) {
+        [[unroll]] for (uint m = 0u; m < nv; m++) {
             uint i = lane + S * m;
             pa[m] = exp(la[m] - gmax) / gsum;
             pb[m] = exp(lb[m] - gmax) / gsum;
@@ -277,7 +280,7 @@ void route_subgroup(uint base, uint n, uint k, uint renorm) {
         subgroupMemoryBarrierShared();
         subgroupBarrier();
         uint ra[RT_VMAX], rb[RT_VMAX];
-        [[unroll]] for (uint m = 0u; m < RT_VMAX; m++) {
+        [[unroll]] for (uint m = 0u; m < nv; m++) {
             ra[m] = 0u;
             rb[m] = 0u;
         }
@@ -286,7 +289,7 @@ void route_subgroup(uint base, uint n, uint k, uint renorm) {
             [[unroll]] for (uint c = 0u; c < 4u; c++) {
                 uint o = 4u * b + c;
                 float ko = kv[c];
-                [[unroll]] for (uint m = 0u; m < RT_VMAX; m++) {
+                [[unroll]] for (uint m = 0u; m < nv; m++) {
                     if (m < nv) {
                         uint i = lane + S * m;
                         ra[m] += (ko > qa[m] || (ko == qa[m] && o < i)) ? 1u : 0u;
@@ -295,7 +298,7 @@ void route_subgroup(uint base, uint n, uint k, uint renorm) {
                 }
             }
         }
-        [[unroll]] for (uint m = 0u; m < RT_VMAX; m++) {
+        [[unroll]] for (uint m = 0u; m < nv; m++) {
             if (m < nv) {
                 uint i = lane + S * m;
                 rt_pick(i < n, ra[m], pa[m], i, k);
@@ -305,18 +308,22 @@ void route_subgroup(uint base, uint n, uint k, uint renorm) {
         subgroupMemoryBarrierShared();
         subgroupBarrier();
         if (renorm != 0u) {
+            float wsum = 0.0;
+            for (uint i = 0u; i < k; i++) {
+                wsum += rt_sel_p[i];
+            }
             float pj[RT_MAXK / 8u];
-            for (uint j = lane, c = 0u; j < k; j += S, c++) {
-                float wsum = 0.0;
-                for (uint i = 0u; i < k; i++) {
-                    wsum += rt_sel_p[i];
-                }
-                pj[c] = rt_sel_p[j] / max(wsum, 6.1035156e-5);
+            [[unroll]] for (uint c = 0u; c < RT_MAXK / 8u; c++) {
+                uint j = lane + S * c;
+                pj[c] = j < k ? rt_sel_p[j] / max(wsum, 6.1035156e-5) : 0.0;
             }
             subgroupMemoryBarrierShared();
             subgroupBarrier();
-            for (uint j = lane, c = 0u; j < k; j += S, c++) {
-                rt_sel_p[j] = pj[c];
+            [[unroll]] for (uint c = 0u; c < RT_MAXK / 8u; c++) {
+                uint j = lane + S * c;
+                if (j < k) {
+                    rt_sel_p[j] = pj[c];
+                }
             }
         }
     }
@@ -328,7 +335,7 @@ void route_subgroup(uint base, uint n, uint k, uint renorm) {
 void route_token(uint base, uint n, uint k, uint renorm) {
     if (n <= RT_SMALL && RT_GENERAL == 0u) {
         // n is uniform: so are the barriers.
-        if (RT_SUBGROUP == 1u && gl_SubgroupSize >= 8u && gl_SubgroupSize <= 64u) {
+        if (RT_SUBGROUP == 1u && RT_NV > 0u && RT_NV <= RT_VMAX && RT_NV * gl_SubgroupSize == 64u) {
             route_subgroup(base, n, k, renorm);
         } else {
             route_small(base, n, k, renorm);

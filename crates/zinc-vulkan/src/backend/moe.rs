@@ -239,7 +239,7 @@ impl VulkanBackend {
                 self.tune.route_rank as u32,
                 self.tune.route_general as u32,
                 !self.tune.route_subgroup as u32,
-                0,
+                self.route_nv(),
                 0,
             ];
             self.run_ordered("moe_route", spec, fold(x.rows), push, None, false);
