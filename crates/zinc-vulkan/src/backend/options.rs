@@ -174,8 +174,10 @@ pub struct VulkanOptions {
     /// subgroup alone (`route_subgroup`: the reductions as butterflies in its lanes' registers,
     /// no workgroup barrier until the picks are made) where its subgroups have 8 to 64 lanes,
     /// instead of by the whole workgroup; the same picks and weights bit for bit. Kernel
-    /// comparisons and tests. `None`: on (H100, session 32: the routing workgroup's ranking
-    /// took 3.0 µs by the kernels' clock).
+    /// comparisons and tests. `None`: off (H100, session 32, Qwen3-30B-A3B tg128 alternating:
+    /// 297.41 / 297.43 / 296.87 tok/s on against 334.18 / 337.45 / 335.96 off; by the kernels'
+    /// clock the routing workgroup took 11.5 µs to rank where the workgroup's ranking takes
+    /// 3.0 — not explained).
     pub route_subgroup: Option<bool>,
     /// MoE decode steps: the router that normalizes its input itself (`router_norm`) recorded
     /// before the norm it runs beside (the norm's dispatch held back until the next command,
@@ -899,7 +901,7 @@ impl Tuning {
             router_wg,
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
-            route_subgroup: opts.route_subgroup.unwrap_or(true),
+            route_subgroup: opts.route_subgroup.unwrap_or(false),
             router_first: opts.router_first.unwrap_or(true),
             decode_two: opts.decode_two.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
