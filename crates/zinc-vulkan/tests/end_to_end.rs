@@ -841,7 +841,7 @@ fn a_wide_output_head_at_two_rows_a_group_follows_the_cpu() {
 }
 
 /// MoE routing's small ranking (route.glsl, up to 128 experts) gives the general ranking's
-/// picks and weights bit for bit, by one subgroup (`route_subgroup`, the default: on lavapipe
+/// picks and weights bit for bit, by one subgroup (`route_subgroup`, off by default: on lavapipe
 /// subgroups of 8 lanes, each standing for eight of the 64 invocations whose reductions it
 /// emulates) and by the whole workgroup (`route_small`): a synthetic Qwen3-MoE (96 experts, 8
 /// a token; and 12, 4 a token) decoded each way, with the router's mat-vec routing (its profile
