@@ -191,6 +191,7 @@ impl Timer {
         }
         record();
         let mut rec = b.rec();
+        rec.release()?; // a held dispatch goes before the end's timestamp
         rec.begin()?;
         // SAFETY: as above; the submit waits before the results are read.
         unsafe {
@@ -1068,6 +1069,7 @@ impl VulkanBackend {
             return Ok(None);
         };
         let mut rec = self.rec();
+        rec.release()?; // a held dispatch's entry in this step's log
         let log = rec.clock_log.replace(Vec::new()).unwrap_or_default();
         let expected: u64 = (log.iter().filter(|d| d.kind.is_some()))
             .map(|d| d.groups)
@@ -1100,6 +1102,7 @@ impl VulkanBackend {
             return Ok(false);
         };
         let mut rec = self.rec();
+        rec.release()?;
         rec.clock_log = Some(Vec::new());
         rec.fill_zero(buf.buffer, 4 * clock::HEADER_WORDS as u64)?;
         rec.submit(&self.stats)?;
@@ -2412,6 +2415,7 @@ impl VulkanBackend {
             let joined = match first.take() {
                 Some(f)
                     if concurrent
+                        && y != f.addrs[3]
                         && f.ops == self.rec().ops
                         && self.rec().holds()
                         && f.shader == shader

@@ -606,7 +606,10 @@ impl Recorder {
         let Some(h) = self.held.take() else {
             return Ok(());
         };
-        self.record(h.name, h.pipe, &h.push, h.groups, h.writes, h.concurrent)?;
+        // A joined second output written since the last barrier: not beside that command.
+        let clash = matches!((&self.written, h.also), (Some(w), Some(a)) if w.contains(&a));
+        let concurrent = h.concurrent && !clash;
+        self.record(h.name, h.pipe, &h.push, h.groups, h.writes, concurrent)?;
         if let (Some(w), Some(a)) = (&mut self.written, h.also) {
             w.push(a);
         }
@@ -708,6 +711,7 @@ impl Recorder {
         push: &Push,
         groups: [u32; 3],
     ) -> Result<(), VulkanError> {
+        self.release()?;
         self.written = Some(Vec::new());
         let done = self.dispatch(name, pipe, push, groups, Some(0), true);
         self.written = None;
