@@ -50,15 +50,13 @@ const uint SN_H = (SN_V + 4u * TPR - 1u) / (4u * TPR); // its invocations a lane
 // workgroup writes experts 0..k−1 at weight 1/k instead of ranking; 2, no counter either:
 // workgroup 0 writes them once its own logits are stored, the others stop there; 3, as 1 but
 // pick j is expert 16j + 4 bits of logit j's mantissa (scattered as ranked picks are, without
-// the ranking); 4, ranked, then experts 0..k−1 written (the ranking's cost with 1's experts).
+// the ranking); 4, ranked, then experts 0..k−1 written (the ranking's cost with 1's experts);
+// 5, ranked (and its picks written) from the logits read through plain references instead of
+// coherent ones (what the coherent loads cost; not safe by the memory model); 6, as 4 from
+// stand-in logits made in place, no loads (the ranking's arithmetic alone).
 const uint RT_STOP = (ROUTE >> 13) & 7u;
 // Bit 16: route.glsl's general ranking whatever the count (`VulkanOptions::route_general`).
 const uint RT_GENERAL = (ROUTE >> 16) & 1u;
-// Bit 17: the small ranking by the whole workgroup, not one subgroup (route.glsl's RT_SUBGROUP;
-// `VulkanOptions::route_subgroup`).
-const uint RT_SUBGROUP = ((ROUTE >> 17) & 1u) ^ 1u;
-// Bits 18–21: 64 / the subgroup size (route.glsl's RT_NV; 0: unknown).
-const uint RT_NV = (ROUTE >> 18) & 15u;
 // 5 = SG, 1 where subgroup shuffles may reduce a row's lanes (the levels narrower than a
 // subgroup: the same pairs as the tree's, so the same sums, without its barriers).
 layout(constant_id = 5) const uint SG = 0;
@@ -88,7 +86,17 @@ layout(push_constant, std430) uniform PC {
 
 const uint RT_ON = ROUTE & 1u;
 const uint RT_WG = WG;
-#define RT_LOGIT(i) CFloats(pc.y).v[i]
+// Logit i for the ranking (RT_STOP 5 and 6: the timing variants above).
+float rt_logit(uint i) {
+    if (RT_STOP == 6u) {
+        return float((i * 37u) & 127u) * 0.01;
+    }
+    if (RT_STOP == 5u) {
+        return pc.y.v[i];
+    }
+    return CFloats(pc.y).v[i];
+}
+#define RT_LOGIT(i) rt_logit(i)
 #include "route.glsl"
 
 shared uint rt_last;
@@ -377,7 +385,7 @@ void main() {
     }
     CLK_MARK(3); // counted, and the last
     memoryBarrierBuffer(); // and the others' are seen
-    if (RT_STOP == 0u || RT_STOP == 4u) {
+    if (RT_STOP == 0u || RT_STOP >= 4u) {
         route_token(t0 * pc.nrows, pc.nrows, kk, pc.renorm);
     }
     CLK_MARK(4); // ranked
@@ -385,14 +393,14 @@ void main() {
     uint j = tid;
     if (j < kk) {
         uint e = j;
-        if (RT_STOP == 0u) {
+        if (RT_STOP == 0u || RT_STOP == 5u) {
             e = rt_sel_e[j];
         } else if (RT_STOP == 3u) {
             uint bits = floatBitsToUint(RT_LOGIT(t0 * pc.nrows + j));
             e = min(16u * j + ((bits >> 9) & 15u), pc.nrows - 1u);
         }
         pc.ids.v[t0 * pc.k + j] = e;
-        pc.wts.v[t0 * pc.k + j] = RT_STOP == 0u ? rt_sel_p[j] : 1.0 / float(kk);
+        pc.wts.v[t0 * pc.k + j] = RT_STOP == 0u || RT_STOP == 5u ? rt_sel_p[j] : 1.0 / float(kk);
     }
     if (tid == 0u) {
         pc.cnt.v[t0] = 0u; // ready for the next dispatch

@@ -15,7 +15,6 @@
 //   subgroup, then the subgroups' results through shared memory: two barriers a reduction
 //   instead of a tree's seven). It assumes whole subgroups of at most 64 invocations (the
 //   workgroup), as every device seen has.
-// 2 = RT_GENERAL, 3 = RT_WORKGROUP, 4 = RT_NV: route.glsl's rankings (below).
 // Dispatch: (min(ntok, 65535), 1, ceil(ntok / 65535)): token t = x + z · 65535.
 // As the CPU backend: p_e = exp(l_e − max) / Σ exp(l − max); the k experts of largest p in
 // descending order (ties → lower expert id); wts = their p, divided by max(Σ p, 6.1035156e-5)
@@ -32,11 +31,6 @@ layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint SG = 0;
 layout(constant_id = 1) const uint RANK = 1; // 0: the rounds whatever the sizes (checks)
 layout(constant_id = 2) const uint RT_GENERAL = 0; // route.glsl's (tests)
-// 3: 1, the small ranking by the whole workgroup instead of one subgroup (route.glsl's
-// RT_SUBGROUP; `VulkanOptions::route_subgroup` false).
-layout(constant_id = 3) const uint RT_WORKGROUP = 0;
-const uint RT_SUBGROUP = RT_WORKGROUP ^ 1u;
-layout(constant_id = 4) const uint RT_NV = 0; // route.glsl's: 64 / the subgroup size
 const uint RT_ON = RANK;
 const uint RT_WG = WG;
 

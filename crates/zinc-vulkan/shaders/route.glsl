@@ -7,12 +7,7 @@
 //
 // The includer declares RT_ON (1 where it routes; the shared arrays shrink to one element
 // otherwise), RT_WG (its workgroup's invocations), RT_GENERAL (1: the general ranking whatever
-// the count, to hold the small one to it bit for bit), RT_SUBGROUP (1: up to 128 experts, the
-// small ranking by one subgroup, route_subgroup, where the subgroups have 64 / RT_NV lanes; 0: by
-// the workgroup, route_small), RT_NV (64 / the device's subgroup size from the host, a
-// specialization constant, so route_subgroup's loops over the lanes' virtual subgroups unroll
-// and its arrays stay in registers; 0: unknown, the workgroup's ranking) and RT_LOGIT(i),
-// logit i of the router's
+// the count, to hold the small one to it bit for bit) and RT_LOGIT(i), logit i of the router's
 // output (after its push constants), enables GL_KHR_shader_subgroup_basic and _shuffle, has at
 // least 64 invocations and subgroups that divide 64, and calls route_token from every
 // invocation (it has barriers). The reductions take invocations 0..63 as whole subgroups
@@ -190,156 +185,11 @@ void route_small(uint base, uint n, uint k, uint renorm) {
     rt_renorm(k, renorm);
 }
 
-// Virtual subgroups a lane stands for in route_subgroup: 64 / the subgroup size, so subgroups
-// of 8 lanes or more.
-const uint RT_VMAX = 8u;
-
-// route_small's numbers by the workgroup's first subgroup alone, with no workgroup barrier
-// until the picks are in shared memory (H100, Qwen3-30B-A3B: route_small_wide's ranking took
-// 3.0 µs of the routing workgroup by its clock marks, most of it its barriers). Lane L stands
-// for invocations L + S·m (m < 64 / S, S the subgroup size) of the 64 that route_small's
-// reductions take, each with its two experts i and i + 64: the max and the sum are the same
-// butterflies within each of those subgroups (now registers of one lane), then the subgroups'
-// results in order, as rt_reduce adds them; every expert's rank is counted against all the
-// keys (a count: the order of its comparisons changes nothing); the picks' weights are
-// normalized in pick order. So the same picks and weights to the bit. Called by every
-// invocation (it ends with a barrier); subgroups of 8 to 64 lanes (the caller checks), the
-// workgroup's first S invocations its first subgroup.
-void route_subgroup(uint base, uint n, uint k, uint renorm) {
-    uint S = gl_SubgroupSize;
-    const uint nv = RT_NV; // 64 / S (the caller checks)
-    if (gl_SubgroupID == 0u) { // uniform over each subgroup
-        uint lane = gl_SubgroupInvocationID;
-        const float NEG = uintBitsToFloat(0xFF800000u); // −inf
-        float la[RT_VMAX], lb[RT_VMAX]; // invocation i's logits: expert i, expert i + 64
-        float mx[RT_VMAX], part[RT_VMAX];
-        [[unroll]] for (uint m = 0u; m < nv; m++) {
-            uint i = lane + S * m;
-            bool v0 = m < nv && i < n;
-            bool v1 = m < nv && i + 64u < n;
-            la[m] = v0 ? RT_LOGIT(base + i) : NEG;
-            lb[m] = v1 ? RT_LOGIT(base + i + 64u) : NEG;
-            mx[m] = NEG;
-            if (v0) {
-                mx[m] = max(mx[m], la[m]);
-            }
-            if (v1) {
-                mx[m] = max(mx[m], lb[m]);
-            }
-        }
-        for (uint st = S / 2u; st > 0u; st >>= 1) {
-            [[unroll]] for (uint m = 0u; m < nv; m++) {
-                if (m < nv) {
-                    mx[m] = max(mx[m], subgroupShuffleXor(mx[m], st));
-                }
-            }
-        }
-        float gmax = mx[0];
-        [[unroll]] for (uint m = 1u; m < nv; m++) {
-            if (m < nv) {
-                gmax = max(gmax, mx[m]);
-            }
-        }
-        [[unroll]] for (uint m = 0u; m < nv; m++) {
-            uint i = lane + S * m;
-            part[m] = 0.0;
-            if (m < nv && i < n) {
-                part[m] += exp(la[m] - gmax);
-            }
-            if (m < nv && i + 64u < n) {
-                part[m] += exp(lb[m] - gmax);
-            }
-        }
-        for (uint st = S / 2u; st > 0u; st >>= 1) {
-            [[unroll]] for (uint m = 0u; m < nv; m++) {
-                if (m < nv) {
-                    part[m] = part[m] + subgroupShuffleXor(part[m], st);
-                }
-            }
-        }
-        float gsum = part[0];
-        [[unroll]] for (uint m = 1u; m < nv; m++) {
-            if (m < nv) {
-                gsum = gsum + part[m];
-            }
-        }
-        // Each expert's p and ranking key (p, −inf for a NaN or past n) as route_small_wide
-        // makes them, the keys into rt_key.
-        float pa[RT_VMAX], pb[RT_VMAX], qa[RT_VMAX], qb[RT_VMAX];
-        [[unroll]] for (uint m = 0u; m < nv; m++) {
-            uint i = lane + S * m;
-            pa[m] = exp(la[m] - gmax) / gsum;
-            pb[m] = exp(lb[m] - gmax) / gsum;
-            qa[m] = i < n && !isnan(pa[m]) ? pa[m] : NEG;
-            qb[m] = i + 64u < n && !isnan(pb[m]) ? pb[m] : NEG;
-            if (m < nv) {
-                rt_key[i >> 2][i & 3u] = qa[m];
-                rt_key[(i + 64u) >> 2][i & 3u] = qb[m];
-            }
-        }
-        subgroupMemoryBarrierShared();
-        subgroupBarrier();
-        uint ra[RT_VMAX], rb[RT_VMAX];
-        [[unroll]] for (uint m = 0u; m < nv; m++) {
-            ra[m] = 0u;
-            rb[m] = 0u;
-        }
-        for (uint b = 0u; b < (n + 3u) / 4u; b++) {
-            vec4 kv = rt_key[b];
-            [[unroll]] for (uint c = 0u; c < 4u; c++) {
-                uint o = 4u * b + c;
-                float ko = kv[c];
-                [[unroll]] for (uint m = 0u; m < nv; m++) {
-                    if (m < nv) {
-                        uint i = lane + S * m;
-                        ra[m] += (ko > qa[m] || (ko == qa[m] && o < i)) ? 1u : 0u;
-                        rb[m] += (ko > qb[m] || (ko == qb[m] && o < i + 64u)) ? 1u : 0u;
-                    }
-                }
-            }
-        }
-        [[unroll]] for (uint m = 0u; m < nv; m++) {
-            if (m < nv) {
-                uint i = lane + S * m;
-                rt_pick(i < n, ra[m], pa[m], i, k);
-                rt_pick(i + 64u < n, rb[m], pb[m], i + 64u, k);
-            }
-        }
-        subgroupMemoryBarrierShared();
-        subgroupBarrier();
-        if (renorm != 0u) {
-            float wsum = 0.0;
-            for (uint i = 0u; i < k; i++) {
-                wsum += rt_sel_p[i];
-            }
-            float pj[RT_MAXK / 8u];
-            [[unroll]] for (uint c = 0u; c < RT_MAXK / 8u; c++) {
-                uint j = lane + S * c;
-                pj[c] = j < k ? rt_sel_p[j] / max(wsum, 6.1035156e-5) : 0.0;
-            }
-            subgroupMemoryBarrierShared();
-            subgroupBarrier();
-            [[unroll]] for (uint c = 0u; c < RT_MAXK / 8u; c++) {
-                uint j = lane + S * c;
-                if (j < k) {
-                    rt_sel_p[j] = pj[c];
-                }
-            }
-        }
-    }
-    barrier();
-}
-
 // Routes the token whose n logits start at RT_LOGIT(base): afterwards rt_sel_e[j] and
 // rt_sel_p[j] hold pick j's expert and weight, j < k (k ≤ n).
 void route_token(uint base, uint n, uint k, uint renorm) {
     if (n <= RT_SMALL && RT_GENERAL == 0u) {
-        // n is uniform: so are the barriers.
-        if (RT_SUBGROUP == 1u && RT_NV > 0u && RT_NV <= RT_VMAX && RT_NV * gl_SubgroupSize == 64u) {
-            route_subgroup(base, n, k, renorm);
-        } else {
-            route_small(base, n, k, renorm);
-        }
+        route_small(base, n, k, renorm); // n is uniform: so are the barriers
         return;
     }
     uint tid = gl_LocalInvocationIndex;

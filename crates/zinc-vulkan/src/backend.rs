@@ -1425,17 +1425,6 @@ impl VulkanBackend {
         }
     }
 
-    /// route.glsl's RT_NV: 64 / the subgroup size where it has 8 to 64 lanes, else 0 (the
-    /// workgroup's ranking).
-    pub(super) fn route_nv(&self) -> u32 {
-        let s = self.ctx.info.subgroup_size;
-        if (8..=64).contains(&s) && s.is_power_of_two() {
-            64 / s
-        } else {
-            0
-        }
-    }
-
     /// Records `shader` (workgroup size `wg`) over `groups`.
     fn run(&self, shader: &'static str, wg: u32, groups: [u32; 3], push: Push) {
         self.run_spec(shader, [wg, 0, 0], groups, push)
@@ -2168,10 +2157,8 @@ impl VulkanBackend {
                     .u32(k as u32)
                     .u32(renorm as u32);
                 // ROUTE's timing (bits 13-15) and testing (bit 16) variants, either form.
-                let variant_bits = self.tune.router_stop << 13
-                    | (self.tune.route_general as u32) << 16
-                    | (!self.tune.route_subgroup as u32) << 17
-                    | self.route_nv() << 18;
+                let variant_bits =
+                    self.tune.router_stop << 13 | (self.tune.route_general as u32) << 16;
                 let Some(n) = norm_in else {
                     let bits = 1 | variant_bits;
                     let spec = [wg, tpr, 1, v4 as u32, bits, self.tune.shuffle as u32];

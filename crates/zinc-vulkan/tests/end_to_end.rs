@@ -840,11 +840,9 @@ fn a_wide_output_head_at_two_rows_a_group_follows_the_cpu() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// MoE routing's small ranking (route.glsl, up to 128 experts) gives the general ranking's
-/// picks and weights bit for bit, by one subgroup (`route_subgroup`, off by default: on lavapipe
-/// subgroups of 8 lanes, each standing for eight of the 64 invocations whose reductions it
-/// emulates) and by the whole workgroup (`route_small`): a synthetic Qwen3-MoE (96 experts, 8
-/// a token; and 12, 4 a token) decoded each way, with the router's mat-vec routing (its profile
+/// MoE routing's small ranking (route.glsl's `route_small`, up to 128 experts) gives the
+/// general ranking's picks and weights bit for bit: a synthetic Qwen3-MoE (96 experts, 8 a
+/// token; and 12, 4 a token) decoded both ways, with the router's mat-vec routing (its profile
 /// shows it ran) and with `moe_route.comp`, has the same logits at every step, the prompt's
 /// too; and so does the router that routes in workgroups of 128 (an expert an invocation).
 #[test]
@@ -855,13 +853,12 @@ fn moe_routing_ranks_the_same_either_way() {
     // fewer (none has a second).
     for (experts, used) in [(96, 8), (12, 4)] {
         let (dir, _, file) = small_qwen3_moe("route-rank", (256, 256), (experts, used));
-        let gpu = |routes: bool, general: bool, subgroup: bool, router_wg: u32, profile: bool| {
+        let gpu = |routes: bool, general: bool, router_wg: u32, profile: bool| {
             validated(
                 VulkanOptions {
                     threads_per_row: Some(64),
                     router_routes: Some(routes),
                     route_general: general,
-                    route_subgroup: Some(subgroup),
                     router_wg: Some(router_wg),
                     profile,
                     ..Default::default()
@@ -870,22 +867,20 @@ fn moe_routing_ranks_the_same_either_way() {
             )
         };
         for (routes, router_wg) in [(true, 64), (false, 64), (true, 128)] {
-            let general = forced(&gpu(routes, true, true, 64, false), &prompt, &cont);
-            for subgroup in [true, false] {
-                let e = gpu(routes, false, subgroup, router_wg, routes);
-                let small = forced(&e, &prompt, &cont);
-                if routes {
-                    // The decode steps' router routed (else both would be moe_route's alike).
-                    let ran = kernels_run(&e);
-                    assert!(ran.iter().any(|n| n == "router_routed"), "{ran:?}");
-                }
-                for (i, (a, b)) in small.iter().zip(&general).enumerate() {
-                    assert!(
-                        a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                        "{experts} experts, router routes {routes}, workgroup {router_wg}, \
-                         by one subgroup {subgroup}: step {i} differs between the rankings"
-                    );
-                }
+            let e = gpu(routes, false, router_wg, routes);
+            let small = forced(&e, &prompt, &cont);
+            if routes {
+                // The decode steps' router routed (else both would be moe_route's alike).
+                let ran = kernels_run(&e);
+                assert!(ran.iter().any(|n| n == "router_routed"), "{ran:?}");
+            }
+            let general = forced(&gpu(routes, true, 64, false), &prompt, &cont);
+            for (i, (a, b)) in small.iter().zip(&general).enumerate() {
+                assert!(
+                    a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                    "{experts} experts, router routes {routes}, workgroup {router_wg}: step {i} \
+                     differs between the rankings"
+                );
             }
         }
         let _ = std::fs::remove_dir_all(&dir);

@@ -166,7 +166,8 @@ pub struct ModelArgs {
     pub vk_router_norm: Option<bool>,
     /// Vulkan MoE decode, timing only (wrong picks): 1, the router's ranking left out (experts
     /// 0..k−1); 2, its counter too; 3, as 1 with the picks scattered over the experts; 4,
-    /// ranked, then experts 0..k−1 written.
+    /// ranked, then experts 0..k−1 written; 5, the logits read by plain loads; 6, stand-in
+    /// logits, no loads.
     #[arg(long, hide = true, default_value_t = 0)]
     pub vk_router_stop: u32,
     /// Vulkan MoE decode: the routing router's workgroup, 64 or 128 (kernel tuning).
@@ -176,10 +177,6 @@ pub struct ModelArgs {
     /// comparisons).
     #[arg(long, hide = true)]
     pub vk_route_rank: Option<bool>,
-    /// Vulkan MoE routing of up to 128 experts: ranked by one subgroup (`false`: by the whole
-    /// workgroup, with its barriers; kernel comparisons).
-    #[arg(long, hide = true)]
-    pub vk_route_subgroup: Option<bool>,
     /// Vulkan MoE decode: the router that normalizes its input itself recorded before the norm
     /// beside it, so it starts first (`false`: after it; kernel comparisons).
     #[arg(long, hide = true)]
@@ -405,7 +402,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_router_stop: 0,
         vk_router_wg: None,
         vk_route_rank: None,
-        vk_route_subgroup: None,
         vk_router_first: None,
         vk_decode_two: None,
         vk_chunks: None,
@@ -510,7 +506,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         router_wg: args.vk_router_wg,
         route_general: false,
         route_rank: args.vk_route_rank,
-        route_subgroup: args.vk_route_subgroup,
         router_first: args.vk_router_first,
         decode_two: args.vk_decode_two,
         submit_chunks: args.vk_chunks,

@@ -238,11 +238,8 @@ impl VulkanBackend {
                 self.tune.shuffle as u32,
                 self.tune.route_rank as u32,
                 self.tune.route_general as u32,
-                !self.tune.route_subgroup as u32,
-                self.route_nv(),
-                0,
             ];
-            self.run_ordered("moe_route", spec, fold(x.rows), push, None, false);
+            self.run_spec("moe_route", spec, fold(x.rows), push);
         }
         // The router and the routing wrote only their own outputs: x's quantization by the norm
         // before them still serves the experts. (The routing declares no output, so the first

@@ -170,15 +170,6 @@ pub struct VulkanOptions {
     /// logits (NaN ones: ids 0..k−1 of weight 0). `None`: on (H200, Qwen3-30B-A3B tg64, one
     /// call: 204.9 / 205.9 tok/s on, 204.6 off — no faster, but one pass in place of k).
     pub route_rank: Option<bool>,
-    /// MoE routing of up to 128 experts (route.glsl's small ranking): by the workgroup's first
-    /// subgroup alone (`route_subgroup`: the reductions as butterflies in its lanes' registers,
-    /// no workgroup barrier until the picks are made) where its subgroups have 8 to 64 lanes,
-    /// instead of by the whole workgroup; the same picks and weights bit for bit. Kernel
-    /// comparisons and tests. `None`: off (H100, session 32, Qwen3-30B-A3B tg128 alternating:
-    /// 297.41 / 297.43 / 296.87 tok/s on against 334.18 / 337.45 / 335.96 off; by the kernels'
-    /// clock the routing workgroup took 11.5 µs to rank where the workgroup's ranking takes
-    /// 3.0 — not explained).
-    pub route_subgroup: Option<bool>,
     /// MoE decode steps: the router that normalizes its input itself (`router_norm`) recorded
     /// before the norm it runs beside (the norm's dispatch held back until the next command,
     /// `Recorder::hold`), so that the long router starts first and the short norm after it;
@@ -300,7 +291,9 @@ pub struct VulkanOptions {
     /// of it; 1, its last workgroup writes experts 0..k−1 without ranking (the ranking's cost
     /// is the difference); 2, no counter either, the first workgroup writes them once its own
     /// logits are stored (the counter's cost); 3, as 1 with picks scattered over the experts
-    /// as ranked ones are (4 bits of each pick's logit); 4, ranked, then 1's experts written.
+    /// as ranked ones are (4 bits of each pick's logit); 4, ranked, then 1's experts written;
+    /// 5, ranked from logits read through plain loads instead of coherent ones; 6, ranked from
+    /// stand-in logits made in place (no loads).
     /// Where the router does not route, nothing.
     pub router_stop: u32,
     /// MoE decode steps: the invocations of a workgroup of the router that routes, 64 or 128,
@@ -445,8 +438,6 @@ pub(super) struct Tuning {
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
     pub(super) route_rank: bool,
-    /// See [`VulkanOptions::route_subgroup`].
-    pub(super) route_subgroup: bool,
     /// See [`VulkanOptions::router_first`].
     pub(super) router_first: bool,
     /// See [`VulkanOptions::decode_two`].
@@ -852,10 +843,10 @@ impl Tuning {
             |w| (w == 64 || w == 128) && w <= info.max_workgroup,
             |w| format!("router workgroup {w} (64 or 128, within the device's)"),
         )?;
-        if opts.router_stop > 4 {
+        if opts.router_stop > 6 {
             return Err(VulkanError::BadOption(format!(
-                "router stop {} (0–4: whole, no ranking, no counter, scattered picks, ranked \
-                 then fixed)",
+                "router stop {} (0–6: whole, no ranking, no counter, scattered picks, ranked \
+                 then fixed, plain loads, no loads)",
                 opts.router_stop
             )));
         }
@@ -903,7 +894,6 @@ impl Tuning {
             router_wg,
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
-            route_subgroup: opts.route_subgroup.unwrap_or(false),
             router_first: opts.router_first.unwrap_or(true),
             decode_two: opts.decode_two.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
@@ -1271,10 +1261,10 @@ mod tests {
             ),
             (
                 VulkanOptions {
-                    router_stop: 5,
+                    router_stop: 7,
                     ..Default::default()
                 },
-                "router stop 5",
+                "router stop 7",
             ),
             (
                 VulkanOptions {
