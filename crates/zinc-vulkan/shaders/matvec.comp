@@ -53,7 +53,8 @@ const uint SN_H = (SN_V + 4u * TPR - 1u) / (4u * TPR); // its invocations a lane
 // the ranking); 4, ranked, then experts 0..k−1 written (the ranking's cost with 1's experts);
 // 5, ranked (and its picks written) from the logits read through plain references instead of
 // coherent ones (what the coherent loads cost; not safe by the memory model); 6, as 4 from
-// stand-in logits made in place, no loads (the ranking's arithmetic alone).
+// stand-in logits made in place, no loads (the ranking's arithmetic alone); 7, as 6 without
+// the acquiring barrier before it.
 const uint RT_STOP = (ROUTE >> 13) & 7u;
 // Bit 16: route.glsl's general ranking whatever the count (`VulkanOptions::route_general`).
 const uint RT_GENERAL = (ROUTE >> 16) & 1u;
@@ -88,7 +89,7 @@ const uint RT_ON = ROUTE & 1u;
 const uint RT_WG = WG;
 // Logit i for the ranking (RT_STOP 5 and 6: the timing variants above).
 float rt_logit(uint i) {
-    if (RT_STOP == 6u) {
+    if (RT_STOP >= 6u) {
         return float((i * 37u) & 127u) * 0.01;
     }
     if (RT_STOP == 5u) {
@@ -384,7 +385,9 @@ void main() {
         return; // uniform over the workgroup
     }
     CLK_MARK(3); // counted, and the last
-    memoryBarrierBuffer(); // and the others' are seen
+    if (RT_STOP != 7u) {
+        memoryBarrierBuffer(); // and the others' are seen
+    }
     if (RT_STOP == 0u || RT_STOP >= 4u) {
         route_token(t0 * pc.nrows, pc.nrows, kk, pc.renorm);
     }

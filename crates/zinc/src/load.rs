@@ -167,7 +167,7 @@ pub struct ModelArgs {
     /// Vulkan MoE decode, timing only (wrong picks): 1, the router's ranking left out (experts
     /// 0..k−1); 2, its counter too; 3, as 1 with the picks scattered over the experts; 4,
     /// ranked, then experts 0..k−1 written; 5, the logits read by plain loads; 6, stand-in
-    /// logits, no loads.
+    /// logits, no loads; 7, as 6 without the acquiring barrier.
     #[arg(long, hide = true, default_value_t = 0)]
     pub vk_router_stop: u32,
     /// Vulkan MoE decode: the routing router's workgroup, 64 or 128 (kernel tuning).

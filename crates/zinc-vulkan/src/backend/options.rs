@@ -293,7 +293,8 @@ pub struct VulkanOptions {
     /// logits are stored (the counter's cost); 3, as 1 with picks scattered over the experts
     /// as ranked ones are (4 bits of each pick's logit); 4, ranked, then 1's experts written;
     /// 5, ranked from logits read through plain loads instead of coherent ones; 6, ranked from
-    /// stand-in logits made in place (no loads).
+    /// stand-in logits made in place (no loads); 7, as 6 without the barrier that acquires
+    /// the others' logits.
     /// Where the router does not route, nothing.
     pub router_stop: u32,
     /// MoE decode steps: the invocations of a workgroup of the router that routes, 64 or 128,
@@ -843,10 +844,10 @@ impl Tuning {
             |w| (w == 64 || w == 128) && w <= info.max_workgroup,
             |w| format!("router workgroup {w} (64 or 128, within the device's)"),
         )?;
-        if opts.router_stop > 6 {
+        if opts.router_stop > 7 {
             return Err(VulkanError::BadOption(format!(
-                "router stop {} (0–6: whole, no ranking, no counter, scattered picks, ranked \
-                 then fixed, plain loads, no loads)",
+                "router stop {} (0–7: whole, no ranking, no counter, scattered picks, ranked \
+                 then fixed, plain loads, no loads, no loads or barrier)",
                 opts.router_stop
             )));
         }
@@ -1261,10 +1262,10 @@ mod tests {
             ),
             (
                 VulkanOptions {
-                    router_stop: 7,
+                    router_stop: 8,
                     ..Default::default()
                 },
-                "router stop 7",
+                "router stop 8",
             ),
             (
                 VulkanOptions {
