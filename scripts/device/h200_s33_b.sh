@@ -23,7 +23,7 @@ grep -h -A3 -i "router" $OUT/clock-moe-stop*.md | grep -i -E "mark|ranked|counte
 cat $OUT/clock-moe-stop*.md > $R/clock-moe.md
 el
 for i in 1 2; do
-  for s in 0 5 7; do tps $Z $M --vk-router-stop $s; done
+  for s in 0 5 4 7; do tps $Z $M --vk-router-stop $s; done
   tps $Z $M --vk-fuse-norm true
   tps $Z $Q
   tps $Z $Q --vk-fuse-norm true
