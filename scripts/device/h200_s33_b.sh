@@ -33,13 +33,13 @@ done
 el
 llama_wait
 tail -2 $OUT/build.log
-tar -C $LCU -cf - build/bin | xz -T16 -6 | split -b 15M - $R/llama-bin.txz.
-ls -la $R; el
 B="python3 scripts/bench_vs_llama.py --zinc $Z --llama-bench $LB --llama-arg=-fa --llama-arg=1"
 bw=4300; nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100 && bw=3350
 echo "== Qwen3-30B-A3B: prompt 512, generation 128"
 $B -m /tmp/moe.gguf -p 512 -n 128 -r 2 --out $OUT/cuda-moe; el
+tar -C $LCU -cf - build/bin | xz -T16 -6 | split -b 15M - $R/llama-bin.txz.
+ls -la $R; el
 echo "== Qwen3-8B: prompt 512, generation 128"
-$B -m /tmp/q8b.gguf -p 512 -n 128 -r 3 --bandwidth-gbs $bw --out $OUT/cuda-d0; el
+$B -m /tmp/q8b.gguf -p 512 -n 128 -r 2 --bandwidth-gbs $bw --out $OUT/cuda-d0; el
 echo "== Qwen3-8B: generation 128 after 4096 tokens"
 $B -m /tmp/q8b.gguf -d 4096 -n 128 -r 2 --bandwidth-gbs $bw --out $OUT/cuda-d4096; el
