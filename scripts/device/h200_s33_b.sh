@@ -2,7 +2,7 @@
 # Session 33: llama.cpp's CUDA build beside (packed into $OUT as llama-bin.txz.* so a later
 # call carries it in .dev/ instead of building it again); the selftest; where the MoE router's
 # routing tail goes (`--vk-router-stop`: 0 all, 4 ranked then fixed experts, 5 the logits read
-# through plain loads instead of coherent ones, 6 ranked without reading them, 7 also without the acquiring barrier; the logits read by atomics; each clocked and
+# through plain loads instead of coherent ones, 6 ranked without reading them, 7 also without the acquiring barrier; each clocked and
 # timed); the next-norm fused into the residual mat-vecs (`--vk-fuse-norm true`) again on this
 # card; then the side-by-side with llama.cpp as the time allows.
 . scripts/device/common.sh
@@ -19,13 +19,11 @@ Q="-m /tmp/q8b.gguf -p 0 -n 128 -r 2"
 for s in 0 4 5 6 7; do
   clocked moe-stop$s -m /tmp/moe.gguf -p 0 -n 16 -r 1 --vk-router-stop $s
 done
-clocked moe-atomic -m /tmp/moe.gguf -p 0 -n 16 -r 1 --vk-router-atomic true
 grep -h -A3 -i "router" $OUT/clock-moe-stop*.md | grep -i -E "mark|ranked|counted" | head -12
 cat $OUT/clock-moe-stop*.md > $R/clock-moe.md
 el
 for i in 1 2; do
   for s in 0 5 4 7; do tps $Z $M --vk-router-stop $s; done
-  tps $Z $M --vk-router-atomic true
   tps $Z $M --vk-fuse-norm true
   tps $Z $Q
   tps $Z $Q --vk-fuse-norm true

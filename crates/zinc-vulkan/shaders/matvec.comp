@@ -58,9 +58,6 @@ const uint SN_H = (SN_V + 4u * TPR - 1u) / (4u * TPR); // its invocations a lane
 const uint RT_STOP = (ROUTE >> 13) & 7u;
 // Bit 16: route.glsl's general ranking whatever the count (`VulkanOptions::route_general`).
 const uint RT_GENERAL = (ROUTE >> 16) & 1u;
-// Bit 17: the routing workgroup reads the others' logits by atomic operations (an or with 0)
-// instead of coherent loads (`VulkanOptions::router_atomic`; the same values).
-const uint RT_ATOMIC = (ROUTE >> 17) & 1u;
 // 5 = SG, 1 where subgroup shuffles may reduce a row's lanes (the levels narrower than a
 // subgroup: the same pairs as the tree's, so the same sums, without its barriers).
 layout(constant_id = 5) const uint SG = 0;
@@ -68,7 +65,6 @@ layout(local_size_x_id = 0) in;
 
 // Under ROUTE the logits go through coherent references: the routing workgroup reads them.
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CFloats { float v[]; };
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CWords { uint v[]; };
 
 layout(push_constant, std430) uniform PC {
     Words w;
@@ -98,9 +94,6 @@ float rt_logit(uint i) {
     }
     if (RT_STOP == 5u) {
         return pc.y.v[i];
-    }
-    if (RT_ATOMIC == 1u) {
-        return uintBitsToFloat(atomicOr(CWords(pc.y).v[i], 0u));
     }
     return CFloats(pc.y).v[i];
 }

@@ -181,10 +181,6 @@ pub struct ModelArgs {
     /// beside it, so it starts first (`false`: after it; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_router_first: Option<bool>,
-    /// Vulkan MoE decode: the routing workgroup reads the router's logits by atomics instead
-    /// of coherent loads (kernel comparisons).
-    #[arg(long, hide = true)]
-    pub vk_router_atomic: Option<bool>,
     /// Vulkan decode: two mat-vecs of one K-quant format reading the same input (q and k) in
     /// one dispatch (`false`: one each; kernel comparisons).
     #[arg(long, hide = true)]
@@ -407,7 +403,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_router_wg: None,
         vk_route_rank: None,
         vk_router_first: None,
-        vk_router_atomic: None,
         vk_decode_two: None,
         vk_chunks: None,
         vk_spin_wait: None,
@@ -512,7 +507,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         route_general: false,
         route_rank: args.vk_route_rank,
         router_first: args.vk_router_first,
-        router_atomic: args.vk_router_atomic,
         decode_two: args.vk_decode_two,
         submit_chunks: args.vk_chunks,
         spin_wait: args.vk_spin_wait,

@@ -178,10 +178,6 @@ pub struct VulkanOptions {
     /// stage ends with it; with q and k joined, Qwen3-30B-A3B tg128 335.82 / 332.47 tok/s
     /// against 327.81 / 327.71 with neither; alone not told apart from the noise).
     pub router_first: Option<bool>,
-    /// MoE decode steps: the router that routes has its last workgroup read the other
-    /// workgroups' logits by atomic operations (an or with 0, made at the device's L2) instead
-    /// of coherent loads; the same values. Kernel comparisons. `None`: off.
-    pub router_atomic: Option<bool>,
     /// Decode steps: a plain mat-vec on matvec_dec.comp held back until the next command, and
     /// the next one of the same kernel reading the same quantized input beside it (a step's k
     /// after its q, both Q4_K) joined to it in one dispatch (matvec_dec.comp's TWO, at the
@@ -445,8 +441,6 @@ pub(super) struct Tuning {
     pub(super) route_rank: bool,
     /// See [`VulkanOptions::router_first`].
     pub(super) router_first: bool,
-    /// See [`VulkanOptions::router_atomic`].
-    pub(super) router_atomic: bool,
     /// See [`VulkanOptions::decode_two`].
     pub(super) decode_two: bool,
     /// See [`VulkanOptions::prompt_f16`].
@@ -902,7 +896,6 @@ impl Tuning {
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),
-            router_atomic: opts.router_atomic.unwrap_or(false),
             decode_two: opts.decode_two.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,
