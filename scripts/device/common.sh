@@ -10,7 +10,7 @@
 # and any failure), `decode_ab [OPTIONS…]` (the three decode tests — Qwen3-8B tg128, tg64 after
 # 4,096 tokens, Qwen3-30B-A3B tg128 — each twice, alternating with $ZINC_OLD where set, then once
 # with the options given), and for llama.cpp (LLAMA_SRC: its source, see
-# h200_cuda_vs_llama.sh) `build_llama [JOBS]` (its CUDA llama-bench in $LCU, niced, logs and
+# h200_cuda_vs_llama.sh; carried as .lsrc/llama-src.tar.xz, or a build as .lbin/, below) `build_llama [JOBS]` (its CUDA llama-bench in $LCU, niced, logs and
 # time in $OUT; one already built there is reused) and `vs_llama` (the three side-by-sides through scripts/bench_vs_llama.py).
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig >/dev/null 2>&1
 [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -67,8 +67,13 @@ llama_wait() {
   cat $OUT/llama-build.txt
 }
 build_llama() {
+  # A build carried in .lbin/ (llama-bin.txz.*: build/bin packed by an earlier call, commit
+  # 0c1e570 for sm_90) is unpacked instead of built.
+  if [ ! -x $LB ] && ls .lbin/llama-bin.txz.* > /dev/null 2>&1; then
+    mkdir -p $LCU && cat .lbin/llama-bin.txz.* | xz -d | tar -C $LCU -xf -
+  fi
   [ -x $LB ] && { echo "llama.cpp CUDA build: reused ($LB)" | tee $OUT/build-time.txt; return; }
-  mkdir -p $LCU && [ -d $LCU/llama.cpp ] || tar -xJf ${LLAMA_SRC:-.dev/llama-src.tar.xz} -C $LCU
+  mkdir -p $LCU && [ -d $LCU/llama.cpp ] || tar -xJf ${LLAMA_SRC:-$(ls .lsrc/llama-src.tar.xz .dev/llama-src.tar.xz 2>/dev/null | head -1)} -C $LCU
   local start=$(date +%s)
   nice -n 10 cmake -S $LCU/llama.cpp -B $LCU/build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \

@@ -1,13 +1,14 @@
 #!/bin/bash
-# Session 33, a later call: llama.cpp's CUDA build carried in .dev/llama-bin.txz.* (packed by
-# h200_s33_b.sh's call, commit 0c1e570, sm_90) instead of built again; the side-by-side for the
+# A later call (carry .gl, .dev and .lbin): llama.cpp's CUDA build carried in
+# .lbin/llama-bin.txz.* (packed by h200_s33_d.sh's call, commit 0c1e570, sm_90) instead of
+# built again; the side-by-side for the
 # three tests first, then the A/B of $EXTRA (ZINC options, alternating with the defaults).
 . scripts/device/common.sh
 T0=$(date +%s)
 R=$OUT; OUT=/tmp/o; mkdir -p $OUT
 el() { echo "[$(( $(date +%s) - T0 )) s]"; }
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-mkdir -p $LCU && cat .dev/llama-bin.txz.* | xz -d | tar -C $LCU -xf - && ls -la $LB
+build_llama; ls -la $LB
 synth
 wait_synth; el
 $LB --list-devices 2>&1 | tail -3
