@@ -68,12 +68,15 @@ llama_wait() {
 }
 build_llama() {
   # A build carried in .lbin/ (llama-bin.txz.*: build/bin packed by an earlier call, commit
-  # 0c1e570 for sm_90) is unpacked instead of built.
-  if [ ! -x $LB ] && ls .lbin/llama-bin.txz.* > /dev/null 2>&1; then
+  # 0c1e570 for sm_90) is unpacked instead of built — at /tmp/lcu only, where its binaries'
+  # RUNPATH finds their libraries.
+  if [ ! -x $LB ] && [ "$LCU" = /tmp/lcu ] && ls .lbin/llama-bin.txz.* > /dev/null 2>&1; then
     mkdir -p $LCU && cat .lbin/llama-bin.txz.* | xz -d | tar -C $LCU -xf -
   fi
   [ -x $LB ] && { echo "llama.cpp CUDA build: reused ($LB)" | tee $OUT/build-time.txt; return; }
-  mkdir -p $LCU && [ -d $LCU/llama.cpp ] || tar -xJf ${LLAMA_SRC:-$(ls .lsrc/llama-src.tar.xz .dev/llama-src.tar.xz 2>/dev/null | head -1)} -C $LCU
+  local src=${LLAMA_SRC:-.lsrc/llama-src.tar.xz}
+  [ -e $src ] || src=.dev/llama-src.tar.xz
+  mkdir -p $LCU && [ -d $LCU/llama.cpp ] || tar -xJf $src -C $LCU
   local start=$(date +%s)
   nice -n 10 cmake -S $LCU/llama.cpp -B $LCU/build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF \

@@ -87,7 +87,7 @@ layout(push_constant, std430) uniform PC {
 
 const uint RT_ON = ROUTE & 1u;
 const uint RT_WG = WG;
-// Logit i for the ranking (RT_STOP 5 and 6: the timing variants above).
+// Logit i for the ranking (RT_STOP 5, 6 and 7: the timing variants above).
 float rt_logit(uint i) {
     if (RT_STOP >= 6u) {
         return float((i * 37u) & 127u) * 0.01;
