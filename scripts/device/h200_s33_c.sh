@@ -2,7 +2,9 @@
 # A later call (carry .gl, .dev and .lbin): llama.cpp's CUDA build carried in
 # .lbin/llama-bin.txz.* (packed by h200_s33_d.sh's call, commit 0c1e570, sm_90) instead of
 # built again; the side-by-side for the
-# three tests first, then the A/B of $EXTRA (ZINC options, alternating with the defaults).
+# three tests first, then the A/B of $EXTRA (ZINC options, alternating with the defaults;
+# default: route.glsl's lean ranking, `--vk-route-lean true`, also clocked against the
+# shipped ranking, the routing tail's marks 3 → 4).
 . scripts/device/common.sh
 T0=$(date +%s)
 R=$OUT; OUT=/tmp/o; mkdir -p $OUT
@@ -23,6 +25,10 @@ $B -m /tmp/q8b.gguf -d 4096 -n 128 -r 2 --bandwidth-gbs $bw --out $OUT/cuda-d409
 for d in cuda-moe cuda-d0 cuda-d4096; do cp $OUT/$d/bench.json $R/$d.json 2>/dev/null; done
 gpu_selftest; cp $OUT/selftest.md $R/; el
 M="-m /tmp/moe.gguf -p 0 -n 128 -r 2"
+EXTRA=${EXTRA:---vk-route-lean true}
+clocked moe-shipped -m /tmp/moe.gguf -p 0 -n 16 -r 1
+clocked moe-extra -m /tmp/moe.gguf -p 0 -n 16 -r 1 $EXTRA
+cat $OUT/clock-moe-*.md > $R/clock-moe.md
 if [ -n "${EXTRA:-}" ]; then
   for i in 1 2; do tps $Z $M; tps $Z $M $EXTRA; done; el
 fi

@@ -58,6 +58,8 @@ const uint SN_H = (SN_V + 4u * TPR - 1u) / (4u * TPR); // its invocations a lane
 const uint RT_STOP = (ROUTE >> 13) & 7u;
 // Bit 16: route.glsl's general ranking whatever the count (`VulkanOptions::route_general`).
 const uint RT_GENERAL = (ROUTE >> 16) & 1u;
+// Bit 17: route.glsl's lean small ranking (RT_LEAN; `VulkanOptions::route_lean`).
+const uint RT_LEAN = (ROUTE >> 17) & 1u;
 // 5 = SG, 1 where subgroup shuffles may reduce a row's lanes (the levels narrower than a
 // subgroup: the same pairs as the tree's, so the same sums, without its barriers).
 layout(constant_id = 5) const uint SG = 0;
@@ -403,7 +405,7 @@ void main() {
             e = min(16u * j + ((bits >> 9) & 15u), pc.nrows - 1u);
         }
         pc.ids.v[t0 * pc.k + j] = e;
-        pc.wts.v[t0 * pc.k + j] = RT_STOP == 0u || RT_STOP == 5u ? rt_sel_p[j] : 1.0 / float(kk);
+        pc.wts.v[t0 * pc.k + j] = RT_STOP == 0u || RT_STOP == 5u ? rt_weight(j) : 1.0 / float(kk);
     }
     if (tid == 0u) {
         pc.cnt.v[t0] = 0u; // ready for the next dispatch

@@ -7,7 +7,9 @@
 //
 // The includer declares RT_ON (1 where it routes; the shared arrays shrink to one element
 // otherwise), RT_WG (its workgroup's invocations), RT_GENERAL (1: the general ranking whatever
-// the count, to hold the small one to it bit for bit) and RT_LOGIT(i), logit i of the router's
+// the count, to hold the small one to it bit for bit), RT_LEAN (1: route_small_lean, below,
+// where it applies; its caller then takes pick j's weight from rt_weight) and RT_LOGIT(i),
+// logit i of the router's
 // output (after its push constants), enables GL_KHR_shader_subgroup_basic and _shuffle, has at
 // least 64 invocations and subgroups that divide 64, and calls route_token from every
 // invocation (it has barriers). The reductions take invocations 0..63 as whole subgroups
@@ -24,6 +26,11 @@ shared float rt_red[1u + RT_ON * 63u]; // the subgroups' partial max or sum
 // −inf past n.
 const uint RT_SMALL = 128u;
 shared vec4 rt_key[1u + RT_ON * (RT_SMALL / 4u - 1u)];
+// route_small_lean: the subgroups' partial sums (rt_red holds their maxima meanwhile), and the
+// invoking invocation's own pick weight (j = its index < k) with `rt_lean_ran` set.
+shared float rt_red_s[1u + RT_ON * 63u];
+float rt_w_mine = 0.0;
+bool rt_lean_ran = false;
 
 // The largest (op 0) or the sum (op 1) of invocations 0..63's v; every invocation gets it.
 float rt_reduce(float v, uint op) {
@@ -185,11 +192,114 @@ void route_small(uint base, uint n, uint k, uint renorm) {
     rt_renorm(k, renorm);
 }
 
+// The count of rt_count (one expert) in four independent sums, one per vector of a batch, so
+// that its additions are four chains a quarter as long; integers, so the same count.
+uint rt_count4(float q, uint e, uint n) {
+    uvec4 c = uvec4(0u);
+    for (uint b = 0u; b < (n + 15u) / 16u; b++) {
+        vec4 kv[4];
+        [[unroll]] for (uint u = 0u; u < 4u; u++) {
+            kv[u] = rt_key[4u * b + u];
+        }
+        [[unroll]] for (uint u = 0u; u < 4u; u++) {
+            [[unroll]] for (uint x = 0u; x < 4u; x++) {
+                uint o = 16u * b + 4u * u + x;
+                float ko = kv[u][x];
+                c[u] += (ko > q || (ko == q && o < e)) ? 1u : 0u;
+            }
+        }
+    }
+    return (c.x + c.y) + (c.z + c.w);
+}
+
+// route_small_wide's numbers (the same max, sum, p, ranks, picks and weights, bit for bit) with
+// four workgroup barriers where it has nine: invocations 0..63 load their second expert's
+// logit (tid + 64) themselves instead of through shared memory; the max is every
+// invocation's own logit reduced in its subgroup, then the subgroups' maxima (a max is exact in
+// any order); the sum is route_small's, invocations 0..63's pairs by butterflies and their
+// subgroups in order, into arrays of its own so that no barrier separates it from the max's;
+// and each pick's weight is renormalized by the invocation that writes it (rt_weight) instead
+// of in shared memory behind two more barriers. The count in four chains (rt_count4).
+void route_small_lean(uint base, uint n, uint k, uint renorm) {
+    uint tid = gl_LocalInvocationIndex;
+    const float NEG = uintBitsToFloat(0xFF800000u); // −inf
+    bool v = tid < n; // n ≤ RT_SMALL ≤ the invocations
+    bool v1 = tid < 64u && tid + 64u < n;
+    float l = v ? RT_LOGIT(base + tid) : NEG;
+    float l1 = v1 ? RT_LOGIT(base + tid + 64u) : NEG;
+    float mx = l;
+    for (uint st = gl_SubgroupSize / 2u; st > 0u; st >>= 1) {
+        mx = max(mx, subgroupShuffleXor(mx, st));
+    }
+    if (gl_SubgroupInvocationID == 0u) {
+        rt_red[gl_SubgroupID] = mx;
+    }
+    barrier();
+    mx = rt_red[0];
+    for (uint i = 1u; i < gl_NumSubgroups; i++) {
+        mx = max(mx, rt_red[i]);
+    }
+    // route_small's partial: invocation tid < 64 over experts tid and tid + 64, in that order.
+    bool v0 = tid < 64u && v;
+    float part = 0.0;
+    if (v0) {
+        part += exp(l - mx);
+    }
+    if (v1) {
+        part += exp(l1 - mx);
+    }
+    for (uint st = gl_SubgroupSize / 2u; st > 0u; st >>= 1) {
+        part += subgroupShuffleXor(part, st);
+    }
+    if (tid < 64u && gl_SubgroupInvocationID == 0u) {
+        rt_red_s[gl_SubgroupID] = part;
+    }
+    barrier();
+    float sum = rt_red_s[0];
+    for (uint i = 1u; i < 64u / gl_SubgroupSize; i++) {
+        sum += rt_red_s[i];
+    }
+    float p = exp(l - mx) / sum;
+    float q = v && !isnan(p) ? p : NEG;
+    if (tid < RT_SMALL) {
+        rt_key[tid >> 2][tid & 3u] = q;
+    }
+    barrier();
+    uint r = rt_count4(q, tid, n);
+    rt_pick(v, r, p, tid, k);
+    barrier();
+    uint j = tid;
+    if (j < k) {
+        float pj = rt_sel_p[j];
+        if (renorm != 0u) {
+            float wsum = 0.0;
+            for (uint i = 0u; i < k; i++) {
+                wsum += rt_sel_p[i];
+            }
+            pj = pj / max(wsum, 6.1035156e-5);
+        }
+        rt_w_mine = pj;
+    }
+    rt_lean_ran = true;
+}
+
+// Pick j's weight after route_token, read by invocation j (j < k): its own under
+// route_small_lean, else rt_sel_p[j].
+float rt_weight(uint j) {
+    return rt_lean_ran ? rt_w_mine : rt_sel_p[j];
+}
+
 // Routes the token whose n logits start at RT_LOGIT(base): afterwards rt_sel_e[j] and
-// rt_sel_p[j] hold pick j's expert and weight, j < k (k ≤ n).
+// rt_weight(j) (read by invocation j) hold pick j's expert and weight, j < k (k ≤ n); rt_sel_p[j]
+// holds the weight too except under route_small_lean.
 void route_token(uint base, uint n, uint k, uint renorm) {
     if (n <= RT_SMALL && RT_GENERAL == 0u) {
-        route_small(base, n, k, renorm); // n is uniform: so are the barriers
+        // n is uniform: so are the barriers.
+        if (RT_LEAN == 1u && RT_WG >= 2u * 64u) {
+            route_small_lean(base, n, k, renorm);
+        } else {
+            route_small(base, n, k, renorm);
+        }
         return;
     }
     uint tid = gl_LocalInvocationIndex;

@@ -2156,9 +2156,10 @@ impl VulkanBackend {
                     .addr(self.route_count())
                     .u32(k as u32)
                     .u32(renorm as u32);
-                // ROUTE's timing (bits 13-15) and testing (bit 16) variants, either form.
-                let variant_bits =
-                    self.tune.router_stop << 13 | (self.tune.route_general as u32) << 16;
+                // ROUTE's timing (bits 13-15), testing (bit 16) and tuning (bit 17) variants, either form.
+                let variant_bits = self.tune.router_stop << 13
+                    | (self.tune.route_general as u32) << 16
+                    | (self.tune.route_lean as u32) << 17;
                 let Some(n) = norm_in else {
                     let bits = 1 | variant_bits;
                     let spec = [wg, tpr, 1, v4 as u32, bits, self.tune.shuffle as u32];

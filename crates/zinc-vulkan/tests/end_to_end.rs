@@ -844,7 +844,8 @@ fn a_wide_output_head_at_two_rows_a_group_follows_the_cpu() {
 /// general ranking's picks and weights bit for bit: a synthetic Qwen3-MoE (96 experts, 8 a
 /// token; and 12, 4 a token) decoded both ways, with the router's mat-vec routing (its profile
 /// shows it ran) and with `moe_route.comp`, has the same logits at every step, the prompt's
-/// too; and so does the router that routes in workgroups of 128 (an expert an invocation).
+/// too; and so does the router that routes in workgroups of 128 (an expert an invocation),
+/// and with the lean ranking (`route_lean`).
 #[test]
 fn moe_routing_ranks_the_same_either_way() {
     let prompt = [17u32, 300, 5, 911, 40];
@@ -853,33 +854,39 @@ fn moe_routing_ranks_the_same_either_way() {
     // fewer (none has a second).
     for (experts, used) in [(96, 8), (12, 4)] {
         let (dir, _, file) = small_qwen3_moe("route-rank", (256, 256), (experts, used));
-        let gpu = |routes: bool, general: bool, router_wg: u32, profile: bool| {
+        let gpu = |routes: bool, general: bool, router_wg: u32, lean: bool, profile: bool| {
             validated(
                 VulkanOptions {
                     threads_per_row: Some(64),
                     router_routes: Some(routes),
                     route_general: general,
                     router_wg: Some(router_wg),
+                    route_lean: Some(lean),
                     profile,
                     ..Default::default()
                 },
                 &file,
             )
         };
-        for (routes, router_wg) in [(true, 64), (false, 64), (true, 128)] {
-            let e = gpu(routes, false, router_wg, routes);
+        for (routes, router_wg, lean) in [
+            (true, 64, false),
+            (false, 64, false),
+            (true, 128, false),
+            (true, 128, true),
+        ] {
+            let e = gpu(routes, false, router_wg, lean, routes);
             let small = forced(&e, &prompt, &cont);
             if routes {
                 // The decode steps' router routed (else both would be moe_route's alike).
                 let ran = kernels_run(&e);
                 assert!(ran.iter().any(|n| n == "router_routed"), "{ran:?}");
             }
-            let general = forced(&gpu(routes, true, 64, false), &prompt, &cont);
+            let general = forced(&gpu(routes, true, 64, false, false), &prompt, &cont);
             for (i, (a, b)) in small.iter().zip(&general).enumerate() {
                 assert!(
                     a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "{experts} experts, router routes {routes}, workgroup {router_wg}: step {i} \
-                     differs between the rankings"
+                    "{experts} experts, router routes {routes}, workgroup {router_wg}, lean \
+                     ranking {lean}: step {i} differs between the rankings"
                 );
             }
         }
