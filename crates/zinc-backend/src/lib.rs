@@ -97,7 +97,7 @@ pub struct ClockStage {
 }
 
 /// Marks a clocked workgroup notes (`ClockStage::marks`).
-pub const CLOCK_MARKS: usize = 6;
+pub const CLOCK_MARKS: usize = 8;
 
 /// A step's stages as the device's clock saw them (`Backend::clock_step`).
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -16,7 +16,7 @@
 // The buffer: word 0 counts the workgroups that ran (each takes the next record), words 1–3
 // unused; record i at word 4 + 16i: kind, SM cycles from start to end (low 32 bits), start
 // (device clock, low word then high), end (likewise), two unused words, then the SM cycles from
-// start to each of the kernel's marks 0–5 (CLK_MARK in common.glsl; 0: not reached). A
+// start to each of the kernel's marks 0–7 (CLK_MARK in common.glsl; 0: not reached). A
 // workgroup past the buffer's end is counted but writes nothing.
 //
 // What it costs the kernel: a barrier before its work, a device atomic issued at the start

@@ -70,11 +70,11 @@ float rd_bf16(Words b, uint byte) {
 }
 
 // CLK_MARK(i): in the clocked variants (clock.glsl), the workgroup's first invocation notes the
-// SM's clock as mark i (0–5) of the workgroup's record; elsewhere nothing. A mark says when that
+// SM's clock as mark i (0–7) of the workgroup's record; elsewhere nothing. A mark says when that
 // invocation got there, not when loads issued before it completed: marks go after the barrier
 // or the arithmetic that waits for them.
 #ifdef CLK_ON
-#define CLK_MARKS 6u
+#define CLK_MARKS 8u
 shared uint clk_m[CLK_MARKS];
 #define CLK_MARK(i) if (gl_LocalInvocationIndex == 0u) { clk_m[i] = clock2x32ARB().x; }
 #else

@@ -338,7 +338,8 @@ void main() {
     for (uint s = sh / 2u; s > 0u; s >>= 1) {
         total += subgroupShuffleXor(total, s);
     }
-    CLK_MARK(2); // the rows' products (marks 2–5: the router's stage has norm_quant's 0–1)
+    // Marks 2–5 here and route.glsl's 6–7 (the router's stage has norm_quant's 0–1).
+    CLK_MARK(2); // the rows' products
     float rsc = 1.0;
     if (rs_wide) {
         if (tid < nbp) {

@@ -141,6 +141,7 @@ void route_small_wide(uint base, uint n, uint k, uint renorm) {
     bool v1 = tid < 64u && tid + 64u < n;
     float l1 = v1 ? rt_key[(tid + 64u) >> 2][tid & 3u] : NEG;
     vec2 ms = rt_max_sum(l, l1, v0, v1); // its barriers also end the reads of the logits above
+    CLK_MARK(6); // the softmax's max and sum (route.glsl's marks: 6 and 7)
     float p = exp(l - ms.x) / ms.y;
     float q = v && !isnan(p) ? p : NEG;
     if (tid < RT_SMALL) {
@@ -150,6 +151,7 @@ void route_small_wide(uint base, uint n, uint k, uint renorm) {
     uint r = 0u;
     uint unused = 0u;
     rt_count(r, unused, q, NEG, tid, 0u, n, false);
+    CLK_MARK(7); // the ranks counted
     rt_pick(v, r, p, tid, k);
     barrier();
     rt_renorm(k, renorm);
@@ -259,6 +261,7 @@ void route_small_lean(uint base, uint n, uint k, uint renorm) {
     for (uint i = 1u; i < 64u / gl_SubgroupSize; i++) {
         sum += rt_red_s[i];
     }
+    CLK_MARK(6); // the softmax's max and sum
     float p = exp(l - mx) / sum;
     float q = v && !isnan(p) ? p : NEG;
     if (tid < RT_SMALL) {
@@ -266,6 +269,7 @@ void route_small_lean(uint base, uint n, uint k, uint renorm) {
     }
     barrier();
     uint r = rt_count4(q, tid, n);
+    CLK_MARK(7); // the ranks counted
     rt_pick(v, r, p, tid, k);
     barrier();
     uint j = tid;

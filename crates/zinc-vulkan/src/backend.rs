@@ -2851,7 +2851,7 @@ impl VulkanBackend {
         let fits = |wg: u32| {
             // attn_dec_prep's kf, nws, kn, vn, hsc and rcs (RoPE's table: hd / 2 pairs)
             let prep = if prep { 5 * hd + 9 } else { 0 };
-            // The clocked variant's words (clock.glsl: 5, common.glsl's CLK_MARKS: 6).
+            // The clocked variant's words (clock.glsl: 5, common.glsl's CLK_MARKS: 8).
             let clock = if self.clock.is_some() { 11 } else { 0 };
             let shared = 4
                 * (h * hd

@@ -164,7 +164,7 @@ mod tests {
             wg_max: wg,
             expected: groups,
             cycles_median: 0.0,
-            marks: [wg / 2.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            marks: [wg / 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         }
     }
 

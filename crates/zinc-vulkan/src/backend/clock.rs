@@ -16,7 +16,7 @@ use super::recorder::ClockDispatch;
 /// Words before the first record (word 0 counts the workgroups).
 pub(super) const HEADER_WORDS: usize = 4;
 /// Words a record: kind, SM cycles, start (low, high), end (low, high), two unused, the marks'
-/// SM cycles from the start (`MARKS`; 0: not reached), two unused.
+/// SM cycles from the start (`MARKS`; 0: not reached).
 pub(super) const RECORD_WORDS: usize = 16;
 /// Marks a record holds (common.glsl's CLK_MARK).
 pub(super) const MARKS: usize = zinc_backend::CLOCK_MARKS;
@@ -149,7 +149,7 @@ mod tests {
             cycles: (2 * (end - start)) as u32,
             start,
             end,
-            marks: [2 * (end - start) as u32 / 4, 0, 0, 0, 0, 0],
+            marks: [2 * (end - start) as u32 / 4, 0, 0, 0, 0, 0, 0, 0],
         }
     }
 
@@ -161,7 +161,7 @@ mod tests {
             let r = &mut w[HEADER_WORDS + i * RECORD_WORDS..][..RECORD_WORDS];
             let head = [7 + i as u32, 100, 10, 1, 20, 1, 0, 0];
             r[..8].copy_from_slice(&head);
-            r[8..8 + MARKS].copy_from_slice(&[50, 0, 0, 0, 0, 90]);
+            r[8..8 + MARKS].copy_from_slice(&[50, 0, 0, 0, 0, 90, 0, 70]);
         }
         let (counted, recs) = records(&w);
         assert_eq!(counted, 5);
@@ -173,7 +173,7 @@ mod tests {
                 cycles: 100,
                 start: (1 << 32) | 10,
                 end: (1 << 32) | 20,
-                marks: [50, 0, 0, 0, 0, 90],
+                marks: [50, 0, 0, 0, 0, 90, 0, 70],
             }
         );
     }
@@ -210,7 +210,7 @@ mod tests {
             (1400.0, 2000.0, 2800.0)
         );
         // Mark 0 a quarter of each workgroup's cycles in: 350 ns of the median's 1,400.
-        assert_eq!(a.marks, [350.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        assert_eq!(a.marks, [350.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
         assert_eq!(s.stages[1].groups, 0);
         let c = &s.stages[2];
         assert_eq!((c.label.as_str(), c.groups), ("o", 2));
