@@ -14,6 +14,9 @@
 # time in $OUT; one already built there is reused) and `vs_llama` (the three side-by-sides through scripts/bench_vs_llama.py).
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig >/dev/null 2>&1
 [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+# The zinc binary may travel xz-compressed (.dev/zinc.xz, ~3 MB where the stripped binary is
+# ~14): so that it and a carried llama.cpp build (.lbin/, ~42 MB) fit the 64 MiB a call carries.
+[ -e .dev/zinc.xz ] && [ ! -e .dev/zinc ] && xz -dc .dev/zinc.xz > .dev/zinc && chmod +x .dev/zinc
 Z=${ZINC:-.dev/zinc}
 synth() {
   $Z synth --preset qwen3-8b -o /tmp/q8b.gguf > /dev/null 2>&1 &
