@@ -2852,7 +2852,7 @@ impl VulkanBackend {
             // attn_dec_prep's kf, nws, kn, vn, hsc and rcs (RoPE's table: hd / 2 pairs)
             let prep = if prep { 5 * hd + 9 } else { 0 };
             // The clocked variant's words (clock.glsl: 5, common.glsl's CLK_MARKS: 8).
-            let clock = if self.clock.is_some() { 11 } else { 0 };
+            let clock = if self.clock.is_some() { 13 } else { 0 };
             let shared = 4
                 * (h * hd
                     + h * 1024
