@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 33, the lean form of h200_s33_b.sh for a call of under ten minutes: llama.cpp's CUDA
+# Session 33, for a call of under ten minutes: llama.cpp's CUDA
 # build beside; the MoE router's routing tail (`--vk-router-stop` 0, 5: plain loads, 7: no
 # loads or acquiring barrier; `--vk-router-atomic true`), clocked and timed; the side-by-side
 # (MoE first); the selftest last.

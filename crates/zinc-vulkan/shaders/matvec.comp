@@ -406,7 +406,7 @@ void main() {
             e = min(16u * j + ((bits >> 9) & 15u), pc.nrows - 1u);
         }
         pc.ids.v[t0 * pc.k + j] = e;
-        pc.wts.v[t0 * pc.k + j] = RT_STOP == 0u || RT_STOP == 5u ? rt_weight(j) : 1.0 / float(kk);
+        pc.wts.v[t0 * pc.k + j] = RT_STOP == 0u || RT_STOP == 5u ? rt_w : 1.0 / float(kk);
     }
     if (tid == 0u) {
         pc.cnt.v[t0] = 0u; // ready for the next dispatch

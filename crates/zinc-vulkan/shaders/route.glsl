@@ -8,8 +8,7 @@
 // The includer declares RT_ON (1 where it routes; the shared arrays shrink to one element
 // otherwise), RT_WG (its workgroup's invocations), RT_GENERAL (1: the general ranking whatever
 // the count, to hold the small one to it bit for bit), RT_LEAN (1: route_small_lean, below,
-// where it applies; its caller then takes pick j's weight from rt_weight) and RT_LOGIT(i),
-// logit i of the router's
+// where it applies) and RT_LOGIT(i), logit i of the router's
 // output (after its push constants), enables GL_KHR_shader_subgroup_basic and _shuffle, has at
 // least 64 invocations and subgroups that divide 64, and calls route_token from every
 // invocation (it has barriers). The reductions take invocations 0..63 as whole subgroups
@@ -26,11 +25,10 @@ shared float rt_red[1u + RT_ON * 63u]; // the subgroups' partial max or sum
 // −inf past n.
 const uint RT_SMALL = 128u;
 shared vec4 rt_key[1u + RT_ON * (RT_SMALL / 4u - 1u)];
-// route_small_lean: the subgroups' partial sums (rt_red holds their maxima meanwhile), and the
-// invoking invocation's own pick weight (j = its index < k) with `rt_lean_ran` set.
+// route_small_lean: the subgroups' partial sums (rt_red holds their maxima meanwhile).
 shared float rt_red_s[1u + RT_ON * 63u];
-float rt_w_mine = 0.0;
-bool rt_lean_ran = false;
+// After route_token, invocation j < k's pick weight (pick j's), whichever form ranked.
+float rt_w = 0.0;
 
 // The largest (op 0) or the sum (op 1) of invocations 0..63's v; every invocation gets it.
 float rt_reduce(float v, uint op) {
@@ -50,18 +48,23 @@ float rt_reduce(float v, uint op) {
     return v;
 }
 
-// The picks' weights divided by max(Σ, 6.1035156e-5), Σ in pick order (renorm != 0): pick j
-// by invocation j (k ≤ RT_MAXK ≤ the invocations), each summing all k the same way.
+// Pick j's weight divided by max(Σ, 6.1035156e-5), Σ the k picks' weights in pick order.
+float rt_pick_weight(uint j, uint k) {
+    float wsum = 0.0;
+    for (uint i = 0u; i < k; i++) {
+        wsum += rt_sel_p[i];
+    }
+    return rt_sel_p[j] / max(wsum, 6.1035156e-5);
+}
+
+// The picks' weights renormalized (renorm != 0) in place: pick j by invocation j (k ≤ RT_MAXK
+// ≤ the invocations), each summing all k the same way (rt_pick_weight).
 void rt_renorm(uint k, uint renorm) {
     uint j = gl_LocalInvocationIndex;
     bool mine = renorm != 0u && j < k;
     float pj = 0.0;
     if (mine) {
-        float wsum = 0.0;
-        for (uint i = 0u; i < k; i++) {
-            wsum += rt_sel_p[i];
-        }
-        pj = rt_sel_p[j] / max(wsum, 6.1035156e-5);
+        pj = rt_pick_weight(j, k);
     }
     barrier();
     if (mine) {
@@ -95,9 +98,13 @@ vec2 rt_max_sum(float l0, float l1, bool v0, bool v1) {
 // of e1 (into r1); ties: the lower id first. A key past n is −inf at an id above every
 // expert's, so it counts for none. The keys are read as vectors, four (16 keys) in flight,
 // each compared against both experts' (`two` is a constant at every call: the second count
-// folds away where it is false).
+// folds away where it is false). Where `four` (a constant too), each count is four independent
+// sums, one per vector of a batch, so that its additions are four chains a quarter as long;
+// integers, so the same counts.
 void rt_count(inout uint r0, inout uint r1, float q0, float q1, uint e0, uint e1, uint n,
-              bool two) {
+              bool two, bool four) {
+    uvec4 c0 = uvec4(0u);
+    uvec4 c1 = uvec4(0u);
     for (uint b = 0u; b < (n + 15u) / 16u; b++) {
         vec4 kv[4];
         [[unroll]] for (uint u = 0u; u < 4u; u++) {
@@ -107,13 +114,16 @@ void rt_count(inout uint r0, inout uint r1, float q0, float q1, uint e0, uint e1
             [[unroll]] for (uint c = 0u; c < 4u; c++) {
                 uint o = 16u * b + 4u * u + c;
                 float ko = kv[u][c];
-                r0 += (ko > q0 || (ko == q0 && o < e0)) ? 1u : 0u;
+                uint a = four ? u : 0u;
+                c0[a] += (ko > q0 || (ko == q0 && o < e0)) ? 1u : 0u;
                 if (two) {
-                    r1 += (ko > q1 || (ko == q1 && o < e1)) ? 1u : 0u;
+                    c1[a] += (ko > q1 || (ko == q1 && o < e1)) ? 1u : 0u;
                 }
             }
         }
     }
+    r0 += (c0.x + c0.y) + (c0.z + c0.w);
+    r1 += (c1.x + c1.y) + (c1.z + c1.w);
 }
 
 // Expert e (valid v, probability p) of rank r is pick r where r < k (weight 0 for a NaN).
@@ -150,7 +160,7 @@ void route_small_wide(uint base, uint n, uint k, uint renorm) {
     barrier();
     uint r = 0u;
     uint unused = 0u;
-    rt_count(r, unused, q, NEG, tid, 0u, n, false);
+    rt_count(r, unused, q, NEG, tid, 0u, n, false, false);
     CLK_MARK(7); // the ranks counted
     rt_pick(v, r, p, tid, k);
     barrier();
@@ -187,31 +197,11 @@ void route_small(uint base, uint n, uint k, uint renorm) {
     barrier();
     uint r0 = 0u;
     uint r1 = 0u;
-    rt_count(r0, r1, q0, q1, e0, e1, n, true);
+    rt_count(r0, r1, q0, q1, e0, e1, n, true, false);
     rt_pick(v0, r0, p0, e0, k);
     rt_pick(v1, r1, p1, e1, k);
     barrier();
     rt_renorm(k, renorm);
-}
-
-// The count of rt_count (one expert) in four independent sums, one per vector of a batch, so
-// that its additions are four chains a quarter as long; integers, so the same count.
-uint rt_count4(float q, uint e, uint n) {
-    uvec4 c = uvec4(0u);
-    for (uint b = 0u; b < (n + 15u) / 16u; b++) {
-        vec4 kv[4];
-        [[unroll]] for (uint u = 0u; u < 4u; u++) {
-            kv[u] = rt_key[4u * b + u];
-        }
-        [[unroll]] for (uint u = 0u; u < 4u; u++) {
-            [[unroll]] for (uint x = 0u; x < 4u; x++) {
-                uint o = 16u * b + 4u * u + x;
-                float ko = kv[u][x];
-                c[u] += (ko > q || (ko == q && o < e)) ? 1u : 0u;
-            }
-        }
-    }
-    return (c.x + c.y) + (c.z + c.w);
 }
 
 // route_small_wide's numbers (the same max, sum, p, ranks, picks and weights, bit for bit) with
@@ -220,8 +210,9 @@ uint rt_count4(float q, uint e, uint n) {
 // invocation's own logit reduced in its subgroup, then the subgroups' maxima (a max is exact in
 // any order); the sum is route_small's, invocations 0..63's pairs by butterflies and their
 // subgroups in order, into arrays of its own so that no barrier separates it from the max's;
-// and each pick's weight is renormalized by the invocation that writes it (rt_weight) instead
-// of in shared memory behind two more barriers. The count in four chains (rt_count4).
+// and each pick's weight is renormalized by the invocation that writes it (into its rt_w)
+// instead of in shared memory behind two more barriers. The count in four chains (rt_count's
+// `four`).
 void route_small_lean(uint base, uint n, uint k, uint renorm) {
     uint tid = gl_LocalInvocationIndex;
     const float NEG = uintBitsToFloat(0xFF800000u); // −inf
@@ -268,44 +259,19 @@ void route_small_lean(uint base, uint n, uint k, uint renorm) {
         rt_key[tid >> 2][tid & 3u] = q;
     }
     barrier();
-    uint r = rt_count4(q, tid, n);
+    uint r = 0u;
+    uint unused = 0u;
+    rt_count(r, unused, q, NEG, tid, 0u, n, false, true);
     CLK_MARK(7); // the ranks counted
     rt_pick(v, r, p, tid, k);
     barrier();
-    uint j = tid;
-    if (j < k) {
-        float pj = rt_sel_p[j];
-        if (renorm != 0u) {
-            float wsum = 0.0;
-            for (uint i = 0u; i < k; i++) {
-                wsum += rt_sel_p[i];
-            }
-            pj = pj / max(wsum, 6.1035156e-5);
-        }
-        rt_w_mine = pj;
+    if (tid < k) {
+        rt_w = renorm != 0u ? rt_pick_weight(tid, k) : rt_sel_p[tid];
     }
-    rt_lean_ran = true;
 }
 
-// Pick j's weight after route_token, read by invocation j (j < k): its own under
-// route_small_lean, else rt_sel_p[j].
-float rt_weight(uint j) {
-    return rt_lean_ran ? rt_w_mine : rt_sel_p[j];
-}
-
-// Routes the token whose n logits start at RT_LOGIT(base): afterwards rt_sel_e[j] and
-// rt_weight(j) (read by invocation j) hold pick j's expert and weight, j < k (k ≤ n); rt_sel_p[j]
-// holds the weight too except under route_small_lean.
-void route_token(uint base, uint n, uint k, uint renorm) {
-    if (n <= RT_SMALL && RT_GENERAL == 0u) {
-        // n is uniform: so are the barriers.
-        if (RT_LEAN == 1u && RT_WG >= 2u * 64u) {
-            route_small_lean(base, n, k, renorm);
-        } else {
-            route_small(base, n, k, renorm);
-        }
-        return;
-    }
+// route_token past RT_SMALL experts (or with RT_GENERAL): the picks' weights in rt_sel_p.
+void route_general(uint base, uint n, uint k, uint renorm) {
     uint tid = gl_LocalInvocationIndex;
     bool w = tid < 64u;
     // The logits read once, into rt_p (each invocation keeps its own experts' there): the max,
@@ -354,4 +320,24 @@ void route_token(uint base, uint n, uint k, uint renorm) {
     }
     barrier();
     rt_renorm(k, renorm);
+}
+
+// Routes the token whose n logits start at RT_LOGIT(base) (n uniform: so are the barriers):
+// afterwards rt_sel_e[j] holds pick j's expert and invocation j's rt_w its weight, j < k
+// (k ≤ n); rt_sel_p[j] holds the weight too except under route_small_lean.
+void route_token(uint base, uint n, uint k, uint renorm) {
+    bool small = n <= RT_SMALL && RT_GENERAL == 0u;
+    if (small && RT_LEAN == 1u && RT_WG >= 2u * 64u) {
+        route_small_lean(base, n, k, renorm);
+        return;
+    }
+    if (small) {
+        route_small(base, n, k, renorm);
+    } else {
+        route_general(base, n, k, renorm);
+    }
+    uint j = gl_LocalInvocationIndex;
+    if (j < k) {
+        rt_w = rt_sel_p[j];
+    }
 }
