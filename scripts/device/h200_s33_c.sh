@@ -21,3 +21,10 @@ clocked moe-extra -m /tmp/moe.gguf -p 0 -n 16 -r 1 $EXTRA
 cat $OUT/clock-moe-*.md > $R/clock-moe.md
 M="-m /tmp/moe.gguf -p 0 -n 128 -r 2"
 for i in 1 2; do tps $Z $M; tps $Z $M $EXTRA; done; el
+# The experts' gate/up at 8 lanes a row (workgroups of 256, not 512) with 2 or 4 passes' loads
+# at once: at 16 lanes two passes took 77 registers and two waves; at 8 the workgroups are half.
+for X in "--vk-moe-lanes 8x8 --vk-moe-passes 2x1" "--vk-moe-lanes 8x8 --vk-moe-passes 4x1" \
+  "--vk-moe-lanes 8x8"; do tps $Z $M $X; done; tps $Z $M; el
+# Where the MoE prompt's time goes (its 1.0× stage has no margin): per-kernel profile.
+timeout 120 $Z bench --backend vulkan -m /tmp/moe.gguf -p 512 -n 0 -r 1 --profile > $R/profile-moe-pp512.md 2>&1
+echo "profile rc=$?"; grep -E "^\|" $R/profile-moe-pp512.md | head -30; el
