@@ -14,7 +14,8 @@
 //   scale applied to each token's results: an MoE router reading matvec_dec.comp's FUSE output);
 //   Words ids; Floats wts; Words cnt; uint k; uint renorm (ROUTE, below).
 // Specialization constants: 0 = WG, the workgroup size (default 64); 1 = TPR, threads per row
-//   (a power of two dividing WG, default 64); 2 = NT, tokens per invocation (1..8, with TPR = 1);
+//   (a power of two dividing WG, default 64); 2 = NT, tokens per invocation (1..8, with TPR = 1,
+//   or with TPR > 1 and V4);
 //   3 = V4 (below).
 // Dispatch: G = ceil(nrows / (WG / TPR)) row groups as (min(G, 65535), ceil(ntok / NT),
 //   ceil(G / 65535)); the row group is wg_linear(), the token group gl_WorkGroupID.y.
@@ -28,7 +29,9 @@ layout(constant_id = 0) const uint WG = 64;
 // Threads per row (a power of two dividing WG): each workgroup computes WG / TPR rows. 1 suits
 // CPU devices (lavapipe: no barriers, a row per SIMD lane); 32–64 suits GPUs.
 layout(constant_id = 1) const uint TPR = 64;
-// Tokens per invocation (1..8): each decoded weight is used NT times. Only with TPR = 1.
+// Tokens per invocation (1..8): each decoded weight is used NT times. With TPR = 1, or with
+// TPR > 1 on f32 weights read as vectors (V4; not with has_rs or ROUTE): a row's lanes then
+// take its NT tokens together.
 layout(constant_id = 2) const uint NT = 1;
 // 1: f32 weights read as 16-byte vectors (TPR > 1; the host checks ncols is a multiple of 4
 // and the weight and activation rows are 16-byte aligned). An MoE router (H200, Qwen3-30B-A3B's
@@ -266,6 +269,55 @@ void main() {
         [[unroll]] for (uint j = 0u; j < NT; j++) {
             if (t0 + j < pc.ntok) {
                 pc.y.v[(t0 + j) * pc.nrows + r] = acc[j] * token_scale(t0 + j);
+            }
+        }
+        return;
+    }
+
+    if (NT > 1u) {
+        // TPR > 1 with V4 (the host checks): a row's TPR lanes take it for NT tokens at once,
+        // each weight vector loaded once for all of them (a prompt's MoE router: one token a
+        // workgroup read the whole 1 MiB router from L2 once per token). Each token's sum adds
+        // the same vectors in the same order as the one-token V4 path below, and meets its
+        // lanes the same way: the same bits.
+        float s[8];
+        [[unroll]] for (uint j = 0u; j < NT; j++) {
+            s[j] = 0.0;
+        }
+        if (live) {
+            Quads w4 = Quads(pc.w);
+            Quads x4 = Quads(pc.x);
+            uint w0 = row_byte / 16u;
+            uint n4 = pc.ncols / 4u;
+            uint x0[8];
+            [[unroll]] for (uint j = 0u; j < NT; j++) {
+                x0[j] = min(t0 + j, pc.ntok - 1u) * n4; // past the end: the last token again
+            }
+            for (uint c = lane; c < n4; c += TPR) {
+                vec4 wv = uintBitsToFloat(w4.v[w0 + c]);
+                [[unroll]] for (uint j = 0u; j < NT; j++) {
+                    s[j] += dot(wv, uintBitsToFloat(x4.v[x0[j] + c]));
+                }
+            }
+        }
+        uint shn = SG == 1u ? min(gl_SubgroupSize, TPR) : 1u;
+        [[unroll]] for (uint j = 0u; j < NT; j++) {
+            if (j > 0u && shn < TPR) {
+                barrier(); // the token before's tree is read
+            }
+            red[tid] = s[j];
+            for (uint st = TPR / 2u; st >= shn && st > 0u; st >>= 1) {
+                barrier();
+                if (lane < st) {
+                    red[tid] += red[tid + st];
+                }
+            }
+            float tot = red[tid];
+            for (uint st = shn / 2u; st > 0u; st >>= 1) {
+                tot += subgroupShuffleXor(tot, st);
+            }
+            if (lane == 0u && live && t0 + j < pc.ntok) {
+                pc.y.v[(t0 + j) * pc.nrows + r] = tot;
             }
         }
         return;

@@ -417,6 +417,10 @@ pub(super) struct DecNorm {
     pub(super) x32: bool,
 }
 
+/// matvec.comp on a prompt's f32 rows (`VulkanBackend::matvec_f`, `VulkanOptions::matvec_tokens`
+/// tokens a workgroup column): rows a workgroup.
+const MATVEC_TOKEN_ROWS: u32 = 16;
+
 /// matvec_dec.comp's NORM bit 5, WAIT: an early-weights consumer (see `Signal`).
 const DEC_WAIT: u32 = 32;
 
@@ -2145,6 +2149,20 @@ impl VulkanBackend {
         };
         let name = variant("matvec", w.ty);
         match route {
+            // A prompt's f32 rows (an MoE router) as vectors: `matvec_tokens` tokens a workgroup
+            // column, each weight vector loaded once for all of them, in workgroups of
+            // MATVEC_TOKEN_ROWS rows (fewer where the device's workgroups are smaller) at up to 16
+            // lanes a row.
+            None if v4 && scale.is_none() && x.rows > 4 && self.tune.matvec_tokens > 1 => {
+                let tpr = tpr.min(16);
+                let per_wg = MATVEC_TOKEN_ROWS.min(pow2_workgroup(self.ctx.info.max_workgroup) / tpr);
+                let wg = tpr * per_wg;
+                let mut g = fold(rows.div_ceil(per_wg as usize));
+                let nt = self.tune.matvec_tokens;
+                g[1] = x.rows.div_ceil(nt as usize) as u32;
+                let spec = [wg, tpr, nt, 1, 0, self.tune.shuffle as u32];
+                self.run_labeled(name, "matvec_tokens_F32", spec, g, push, None, false);
+            }
             None => {
                 let spec = [64, tpr, 1, v4 as u32, 0, self.tune.shuffle as u32];
                 self.run_ordered(name, spec, g, push, None, false);

@@ -173,6 +173,10 @@ pub struct ModelArgs {
     /// Vulkan MoE decode: the routing router's workgroup, 64 or 128 (kernel tuning).
     #[arg(long, hide = true)]
     pub vk_router_wg: Option<u32>,
+    /// Vulkan prompts' f32 mat-vecs (an MoE router): tokens a workgroup column, 1–8 (kernel
+    /// tuning).
+    #[arg(long, hide = true)]
+    pub vk_matvec_tokens: Option<u32>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -405,6 +409,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_router_norm: None,
         vk_router_stop: 0,
         vk_router_wg: None,
+        vk_matvec_tokens: None,
         vk_route_rank: None,
         vk_router_first: None,
         vk_route_lean: None,
@@ -509,6 +514,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         router_norm: args.vk_router_norm,
         router_stop: args.vk_router_stop,
         router_wg: args.vk_router_wg,
+        matvec_tokens: args.vk_matvec_tokens,
         route_general: false,
         route_rank: args.vk_route_rank,
         router_first: args.vk_router_first,

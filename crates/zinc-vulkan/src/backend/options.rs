@@ -310,6 +310,14 @@ pub struct VulkanOptions {
     /// 128 experts the general ranking keeps 64 of them busy). `None`: 128 (H200, Qwen3-30B-A3B
     /// tg128, alternating: 300.2 / 300.2 / 301.0 tok/s against 298.4 / 298.0 / 296.4 at 64, +1.0%).
     pub router_wg: Option<u32>,
+    /// Prompts' f32 mat-vecs (an MoE router over a prompt's tokens, where its few rows leave
+    /// the tiled mat-mul's workgroups too few): tokens a workgroup column takes together, each
+    /// weight vector loaded once for all of them (1–8; at 16 lanes a row or fewer, 16 rows a
+    /// workgroup; 1: one token a workgroup column, as decode steps), kernel tuning. The same
+    /// bits as one token at a time at the same lanes a row. `None`: 8 (H100, Qwen3-30B-A3B
+    /// prompt 512: the 128 × 2,048 router took 99 µs a layer by the profile, one token a
+    /// workgroup column, each reading the whole router from L2).
+    pub matvec_tokens: Option<u32>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
@@ -442,6 +450,8 @@ pub(super) struct Tuning {
     pub(super) router_stop: u32,
     /// See [`VulkanOptions::router_wg`].
     pub(super) router_wg: u32,
+    /// See [`VulkanOptions::matvec_tokens`].
+    pub(super) matvec_tokens: u32,
     /// See [`VulkanOptions::route_general`].
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -853,6 +863,12 @@ impl Tuning {
             |w| (w == 64 || w == 128) && w <= info.max_workgroup,
             |w| format!("router workgroup {w} (64 or 128, within the device's)"),
         )?;
+        let matvec_tokens = checked(
+            opts.matvec_tokens,
+            8,
+            |t| (1..=8).contains(&t),
+            |t| format!("prompt f32 mat-vec tokens {t} (1 to 8)"),
+        )?;
         if opts.router_stop > 7 {
             return Err(VulkanError::BadOption(format!(
                 "router stop {} (0–7: whole, no ranking, no counter, scattered picks, ranked \
@@ -902,6 +918,7 @@ impl Tuning {
             router_norm: opts.router_norm.unwrap_or(true),
             router_stop: opts.router_stop,
             router_wg,
+            matvec_tokens,
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),
@@ -982,6 +999,7 @@ mod tests {
         assert_eq!(gpu.chunks, [FIRST_CHUNK, CHUNK]);
         assert!(gpu.spin_wait && gpu.pad_stages == 0);
         assert_eq!(gpu.router_wg, ROUTER_WG);
+        assert_eq!(gpu.matvec_tokens, 8);
         assert_eq!((gpu.moe_lanes, gpu.moe_wg), ([MOE_GATE_UP_LANES, 0], None));
         assert_eq!((gpu.moe_passes, gpu.attn_one_pass), (None, None));
         let given = VulkanOptions {
@@ -1283,6 +1301,20 @@ mod tests {
                     ..Default::default()
                 },
                 "router workgroup 96",
+            ),
+            (
+                VulkanOptions {
+                    matvec_tokens: Some(0),
+                    ..Default::default()
+                },
+                "mat-vec tokens 0",
+            ),
+            (
+                VulkanOptions {
+                    matvec_tokens: Some(9),
+                    ..Default::default()
+                },
+                "mat-vec tokens 9",
             ),
             (
                 VulkanOptions {
