@@ -2,7 +2,7 @@
 # A later call (carry .gl, .dev and .lbin): llama.cpp's CUDA build carried in
 # .lbin/llama-bin.txz.* (packed by h200_s33_d.sh's call, commit 0c1e570, sm_90) instead of
 # built again; common.sh's three side-by-sides, the selftest, then $EXTRA (ZINC options;
-# default route.glsl's lean ranking, `--vk-route-lean true`) clocked against the defaults
+# default route.glsl's lean ranking, `--vk-route-lean true`, removed in session 34) clocked against the defaults
 # (the routing tail's marks 3 → 6 → 7 → 4) and timed alternating with them.
 . scripts/device/common.sh
 T0=$(date +%s)

@@ -61,8 +61,6 @@ const uint SN_H = (SN_V + 4u * TPR - 1u) / (4u * TPR); // its invocations a lane
 const uint RT_STOP = (ROUTE >> 13) & 7u;
 // Bit 16: route.glsl's general ranking whatever the count (`VulkanOptions::route_general`).
 const uint RT_GENERAL = (ROUTE >> 16) & 1u;
-// Bit 17: route.glsl's lean small ranking (RT_LEAN; `VulkanOptions::route_lean`).
-const uint RT_LEAN = (ROUTE >> 17) & 1u;
 // 5 = SG, 1 where subgroup shuffles may reduce a row's lanes (the levels narrower than a
 // subgroup: the same pairs as the tree's, so the same sums, without its barriers).
 layout(constant_id = 5) const uint SG = 0;
@@ -293,7 +291,22 @@ void main() {
             [[unroll]] for (uint j = 0u; j < NT; j++) {
                 x0[j] = min(t0 + j, pc.ntok - 1u) * n4; // past the end: the last token again
             }
-            for (uint c = lane; c < n4; c += TPR) {
+            // Two vectors' loads (2·(NT + 1)) in flight before their products, added in order.
+            uint c = lane;
+            for (; c + TPR < n4; c += 2u * TPR) {
+                vec4 wa = uintBitsToFloat(w4.v[w0 + c]);
+                vec4 wb = uintBitsToFloat(w4.v[w0 + c + TPR]);
+                vec4 xa[8], xb[8];
+                [[unroll]] for (uint j = 0u; j < NT; j++) {
+                    xa[j] = uintBitsToFloat(x4.v[x0[j] + c]);
+                    xb[j] = uintBitsToFloat(x4.v[x0[j] + c + TPR]);
+                }
+                [[unroll]] for (uint j = 0u; j < NT; j++) {
+                    s[j] += dot(wa, xa[j]);
+                    s[j] += dot(wb, xb[j]);
+                }
+            }
+            if (c < n4) {
                 vec4 wv = uintBitsToFloat(w4.v[w0 + c]);
                 [[unroll]] for (uint j = 0u; j < NT; j++) {
                     s[j] += dot(wv, uintBitsToFloat(x4.v[x0[j] + c]));

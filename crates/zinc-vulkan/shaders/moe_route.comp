@@ -33,7 +33,6 @@ layout(constant_id = 1) const uint RANK = 1; // 0: the rounds whatever the sizes
 layout(constant_id = 2) const uint RT_GENERAL = 0; // route.glsl's (tests)
 const uint RT_ON = RANK;
 const uint RT_WG = WG;
-const uint RT_LEAN = 0u; // route.glsl's lean form needs 128 invocations
 
 layout(push_constant, std430) uniform PC {
     Floats logits;

@@ -7,8 +7,7 @@
 //
 // The includer declares RT_ON (1 where it routes; the shared arrays shrink to one element
 // otherwise), RT_WG (its workgroup's invocations), RT_GENERAL (1: the general ranking whatever
-// the count, to hold the small one to it bit for bit), RT_LEAN (1: route_small_lean, below,
-// where it applies) and RT_LOGIT(i), logit i of the router's
+// the count, to hold the small one to it bit for bit) and RT_LOGIT(i), logit i of the router's
 // output (after its push constants), enables GL_KHR_shader_subgroup_basic and _shuffle, has at
 // least 64 invocations and subgroups that divide 64, and calls route_token from every
 // invocation (it has barriers). The reductions take invocations 0..63 as whole subgroups
@@ -25,8 +24,6 @@ shared float rt_red[1u + RT_ON * 63u]; // the subgroups' partial max or sum
 // −inf past n.
 const uint RT_SMALL = 128u;
 shared vec4 rt_key[1u + RT_ON * (RT_SMALL / 4u - 1u)];
-// route_small_lean: the subgroups' partial sums (rt_red holds their maxima meanwhile).
-shared float rt_red_s[1u + RT_ON * 63u];
 // After route_token, invocation j < k's pick weight (pick j's), whichever form ranked.
 float rt_w = 0.0;
 
@@ -98,13 +95,9 @@ vec2 rt_max_sum(float l0, float l1, bool v0, bool v1) {
 // of e1 (into r1); ties: the lower id first. A key past n is −inf at an id above every
 // expert's, so it counts for none. The keys are read as vectors, four (16 keys) in flight,
 // each compared against both experts' (`two` is a constant at every call: the second count
-// folds away where it is false). Where `four` (a constant too), each count is four independent
-// sums, one per vector of a batch, so that its additions are four chains a quarter as long;
-// integers, so the same counts.
+// folds away where it is false).
 void rt_count(inout uint r0, inout uint r1, float q0, float q1, uint e0, uint e1, uint n,
-              bool two, bool four) {
-    uvec4 c0 = uvec4(0u);
-    uvec4 c1 = uvec4(0u);
+              bool two) {
     for (uint b = 0u; b < (n + 15u) / 16u; b++) {
         vec4 kv[4];
         [[unroll]] for (uint u = 0u; u < 4u; u++) {
@@ -114,16 +107,13 @@ void rt_count(inout uint r0, inout uint r1, float q0, float q1, uint e0, uint e1
             [[unroll]] for (uint c = 0u; c < 4u; c++) {
                 uint o = 16u * b + 4u * u + c;
                 float ko = kv[u][c];
-                uint a = four ? u : 0u;
-                c0[a] += (ko > q0 || (ko == q0 && o < e0)) ? 1u : 0u;
+                r0 += (ko > q0 || (ko == q0 && o < e0)) ? 1u : 0u;
                 if (two) {
-                    c1[a] += (ko > q1 || (ko == q1 && o < e1)) ? 1u : 0u;
+                    r1 += (ko > q1 || (ko == q1 && o < e1)) ? 1u : 0u;
                 }
             }
         }
     }
-    r0 += (c0.x + c0.y) + (c0.z + c0.w);
-    r1 += (c1.x + c1.y) + (c1.z + c1.w);
 }
 
 // Expert e (valid v, probability p) of rank r is pick r where r < k (weight 0 for a NaN).
@@ -160,7 +150,7 @@ void route_small_wide(uint base, uint n, uint k, uint renorm) {
     barrier();
     uint r = 0u;
     uint unused = 0u;
-    rt_count(r, unused, q, NEG, tid, 0u, n, false, false);
+    rt_count(r, unused, q, NEG, tid, 0u, n, false);
     CLK_MARK(7); // the ranks counted
     rt_pick(v, r, p, tid, k);
     barrier();
@@ -197,77 +187,11 @@ void route_small(uint base, uint n, uint k, uint renorm) {
     barrier();
     uint r0 = 0u;
     uint r1 = 0u;
-    rt_count(r0, r1, q0, q1, e0, e1, n, true, false);
+    rt_count(r0, r1, q0, q1, e0, e1, n, true);
     rt_pick(v0, r0, p0, e0, k);
     rt_pick(v1, r1, p1, e1, k);
     barrier();
     rt_renorm(k, renorm);
-}
-
-// route_small_wide's numbers (the same max, sum, p, ranks, picks and weights, bit for bit) with
-// four workgroup barriers where it has nine: invocations 0..63 load their second expert's
-// logit (tid + 64) themselves instead of through shared memory; the max is every
-// invocation's own logit reduced in its subgroup, then the subgroups' maxima (a max is exact in
-// any order); the sum is route_small's, invocations 0..63's pairs by butterflies and their
-// subgroups in order, into arrays of its own so that no barrier separates it from the max's;
-// and each pick's weight is renormalized by the invocation that writes it (into its rt_w)
-// instead of in shared memory behind two more barriers. The count in four chains (rt_count's
-// `four`).
-void route_small_lean(uint base, uint n, uint k, uint renorm) {
-    uint tid = gl_LocalInvocationIndex;
-    const float NEG = uintBitsToFloat(0xFF800000u); // −inf
-    bool v = tid < n; // n ≤ RT_SMALL ≤ the invocations
-    bool v1 = tid < 64u && tid + 64u < n;
-    float l = v ? RT_LOGIT(base + tid) : NEG;
-    float l1 = v1 ? RT_LOGIT(base + tid + 64u) : NEG;
-    float mx = l;
-    for (uint st = gl_SubgroupSize / 2u; st > 0u; st >>= 1) {
-        mx = max(mx, subgroupShuffleXor(mx, st));
-    }
-    if (gl_SubgroupInvocationID == 0u) {
-        rt_red[gl_SubgroupID] = mx;
-    }
-    barrier();
-    mx = rt_red[0];
-    for (uint i = 1u; i < gl_NumSubgroups; i++) {
-        mx = max(mx, rt_red[i]);
-    }
-    // route_small's partial: invocation tid < 64 over experts tid and tid + 64, in that order.
-    bool v0 = tid < 64u && v;
-    float part = 0.0;
-    if (v0) {
-        part += exp(l - mx);
-    }
-    if (v1) {
-        part += exp(l1 - mx);
-    }
-    for (uint st = gl_SubgroupSize / 2u; st > 0u; st >>= 1) {
-        part += subgroupShuffleXor(part, st);
-    }
-    if (tid < 64u && gl_SubgroupInvocationID == 0u) {
-        rt_red_s[gl_SubgroupID] = part;
-    }
-    barrier();
-    float sum = rt_red_s[0];
-    for (uint i = 1u; i < 64u / gl_SubgroupSize; i++) {
-        sum += rt_red_s[i];
-    }
-    CLK_MARK(6); // the softmax's max and sum
-    float p = exp(l - mx) / sum;
-    float q = v && !isnan(p) ? p : NEG;
-    if (tid < RT_SMALL) {
-        rt_key[tid >> 2][tid & 3u] = q;
-    }
-    barrier();
-    uint r = 0u;
-    uint unused = 0u;
-    rt_count(r, unused, q, NEG, tid, 0u, n, false, true);
-    CLK_MARK(7); // the ranks counted
-    rt_pick(v, r, p, tid, k);
-    barrier();
-    if (tid < k) {
-        rt_w = renorm != 0u ? rt_pick_weight(tid, k) : rt_sel_p[tid];
-    }
 }
 
 // route_token past RT_SMALL experts (or with RT_GENERAL): the picks' weights in rt_sel_p.
@@ -324,14 +248,9 @@ void route_general(uint base, uint n, uint k, uint renorm) {
 
 // Routes the token whose n logits start at RT_LOGIT(base) (n uniform: so are the barriers):
 // afterwards rt_sel_e[j] holds pick j's expert and invocation j's rt_w its weight, j < k
-// (k ≤ n); rt_sel_p[j] holds the weight too except under route_small_lean.
+// (k ≤ n), and rt_sel_p[j] holds it too.
 void route_token(uint base, uint n, uint k, uint renorm) {
-    bool small = n <= RT_SMALL && RT_GENERAL == 0u;
-    if (small && RT_LEAN == 1u && RT_WG >= 2u * 64u) {
-        route_small_lean(base, n, k, renorm);
-        return;
-    }
-    if (small) {
+    if (n <= RT_SMALL && RT_GENERAL == 0u) {
         route_small(base, n, k, renorm);
     } else {
         route_general(base, n, k, renorm);

@@ -2155,7 +2155,8 @@ impl VulkanBackend {
             // lanes a row.
             None if v4 && scale.is_none() && x.rows > 4 && self.tune.matvec_tokens > 1 => {
                 let tpr = tpr.min(16);
-                let per_wg = MATVEC_TOKEN_ROWS.min(pow2_workgroup(self.ctx.info.max_workgroup) / tpr);
+                let per_wg =
+                    MATVEC_TOKEN_ROWS.min(pow2_workgroup(self.ctx.info.max_workgroup) / tpr);
                 let wg = tpr * per_wg;
                 let mut g = fold(rows.div_ceil(per_wg as usize));
                 let nt = self.tune.matvec_tokens;
@@ -2174,10 +2175,9 @@ impl VulkanBackend {
                     .addr(self.route_count())
                     .u32(k as u32)
                     .u32(renorm as u32);
-                // ROUTE's timing (bits 13-15), testing (bit 16) and tuning (bit 17) variants, either form.
-                let variant_bits = self.tune.router_stop << 13
-                    | (self.tune.route_general as u32) << 16
-                    | (self.tune.route_lean as u32) << 17;
+                // ROUTE's timing (bits 13-15) and testing (bit 16) variants, either form.
+                let variant_bits =
+                    self.tune.router_stop << 13 | (self.tune.route_general as u32) << 16;
                 let Some(n) = norm_in else {
                     let bits = 1 | variant_bits;
                     let spec = [wg, tpr, 1, v4 as u32, bits, self.tune.shuffle as u32];

@@ -678,9 +678,8 @@ fn a_prompt_router_taking_tokens_together_gives_the_same_bits() {
     let (dir, _, file) = small_qwen3_moe("router-tokens", (1024, 256), (16, 4));
     let cpu = engine(CpuBackend::new(), &file);
     let ms = |a: &[f32]| a.iter().map(|&v| (v as f64).powi(2)).sum::<f64>() / a.len() as f64;
-    let all = |e: &Engine<VulkanBackend>, p: &[u32]| {
-        e.session(64).eval(p, Logits::All).expect("eval")
-    };
+    let all =
+        |e: &Engine<VulkanBackend>, p: &[u32]| e.session(64).eval(p, Logits::All).expect("eval");
     for n in [13usize, 16] {
         let prompt: Vec<u32> = (0..n as u32).map(|i| (i * 131 + 7) % 1024).collect();
         let lc = cpu.session(64).eval(&prompt, Logits::All).expect("eval");
@@ -698,9 +697,8 @@ fn a_prompt_router_taking_tokens_together_gives_the_same_bits() {
             };
             let one = gpu(1);
             let base = all(&one, &prompt);
-            let ran = |e: &Engine<VulkanBackend>| {
-                kernel_calls(e, |k| k.starts_with("matvec_tokens_F32"))
-            };
+            let ran =
+                |e: &Engine<VulkanBackend>| kernel_calls(e, |k| k.starts_with("matvec_tokens_F32"));
             assert_eq!(ran(&one), 0, "one token a column: {:?}", kernels_run(&one));
             for tokens in [8, 3] {
                 let e = gpu(tokens);
@@ -908,8 +906,7 @@ fn a_wide_output_head_at_two_rows_a_group_follows_the_cpu() {
 /// general ranking's picks and weights bit for bit: a synthetic Qwen3-MoE (96 experts, 8 a
 /// token; and 12, 4 a token) decoded both ways, with the router's mat-vec routing (its profile
 /// shows it ran) and with `moe_route.comp`, has the same logits at every step, the prompt's
-/// too; and so does the router that routes in workgroups of 128 (an expert an invocation),
-/// and with the lean ranking (`route_lean`).
+/// too; and so does the router that routes in workgroups of 128 (an expert an invocation).
 #[test]
 fn moe_routing_ranks_the_same_either_way() {
     let prompt = [17u32, 300, 5, 911, 40];
@@ -918,39 +915,33 @@ fn moe_routing_ranks_the_same_either_way() {
     // fewer (none has a second).
     for (experts, used) in [(96, 8), (12, 4)] {
         let (dir, _, file) = small_qwen3_moe("route-rank", (256, 256), (experts, used));
-        let gpu = |routes: bool, general: bool, router_wg: u32, lean: bool, profile: bool| {
+        let gpu = |routes: bool, general: bool, router_wg: u32, profile: bool| {
             validated(
                 VulkanOptions {
                     threads_per_row: Some(64),
                     router_routes: Some(routes),
                     route_general: general,
                     router_wg: Some(router_wg),
-                    route_lean: Some(lean),
                     profile,
                     ..Default::default()
                 },
                 &file,
             )
         };
-        for (routes, router_wg, lean) in [
-            (true, 64, false),
-            (false, 64, false),
-            (true, 128, false),
-            (true, 128, true),
-        ] {
-            let e = gpu(routes, false, router_wg, lean, routes);
+        for (routes, router_wg) in [(true, 64), (false, 64), (true, 128)] {
+            let e = gpu(routes, false, router_wg, routes);
             let small = forced(&e, &prompt, &cont);
             if routes {
                 // The decode steps' router routed (else both would be moe_route's alike).
                 let ran = kernels_run(&e);
                 assert!(ran.iter().any(|n| n == "router_routed"), "{ran:?}");
             }
-            let general = forced(&gpu(routes, true, 64, false, false), &prompt, &cont);
+            let general = forced(&gpu(routes, true, 64, false), &prompt, &cont);
             for (i, (a, b)) in small.iter().zip(&general).enumerate() {
                 assert!(
                     a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "{experts} experts, router routes {routes}, workgroup {router_wg}, lean \
-                     ranking {lean}: step {i} differs between the rankings"
+                    "{experts} experts, router routes {routes}, workgroup {router_wg}: step {i} \
+                     differs between the rankings"
                 );
             }
         }

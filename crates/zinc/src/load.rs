@@ -185,10 +185,6 @@ pub struct ModelArgs {
     /// beside it, so it starts first (`false`: after it; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_router_first: Option<bool>,
-    /// Vulkan MoE decode: the routing router's lean small ranking (fewer workgroup barriers;
-    /// kernel tuning).
-    #[arg(long, hide = true)]
-    pub vk_route_lean: Option<bool>,
     /// Vulkan decode: two mat-vecs of one K-quant format reading the same input (q and k) in
     /// one dispatch (`false`: one each; kernel comparisons).
     #[arg(long, hide = true)]
@@ -412,7 +408,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_matvec_tokens: None,
         vk_route_rank: None,
         vk_router_first: None,
-        vk_route_lean: None,
         vk_decode_two: None,
         vk_chunks: None,
         vk_spin_wait: None,
@@ -518,7 +513,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         route_general: false,
         route_rank: args.vk_route_rank,
         router_first: args.vk_router_first,
-        route_lean: args.vk_route_lean,
         decode_two: args.vk_decode_two,
         submit_chunks: args.vk_chunks,
         spin_wait: args.vk_spin_wait,

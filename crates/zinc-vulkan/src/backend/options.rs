@@ -178,13 +178,6 @@ pub struct VulkanOptions {
     /// stage ends with it; with q and k joined, Qwen3-30B-A3B tg128 335.82 / 332.47 tok/s
     /// against 327.81 / 327.71 with neither; alone not told apart from the noise).
     pub router_first: Option<bool>,
-    /// MoE decode steps: the router that routes, in workgroups of 128, ranks up to 128
-    /// experts by route.glsl's lean form (four workgroup barriers where the small ranking has
-    /// nine, the count in four chains, each pick's weight renormalized by the invocation that
-    /// writes it); the same picks and weights bit for bit. Kernel tuning, not yet measured on a
-    /// GPU (the H100's clock, session 33: ~2.4 µs of the routing tail is the ranking's own
-    /// arithmetic). `None`: off.
-    pub route_lean: Option<bool>,
     /// Decode steps: a plain mat-vec on matvec_dec.comp held back until the next command, and
     /// the next one of the same kernel reading the same quantized input beside it (a step's k
     /// after its q, both Q4_K) joined to it in one dispatch (matvec_dec.comp's TWO, at the
@@ -458,8 +451,6 @@ pub(super) struct Tuning {
     pub(super) route_rank: bool,
     /// See [`VulkanOptions::router_first`].
     pub(super) router_first: bool,
-    /// See [`VulkanOptions::route_lean`].
-    pub(super) route_lean: bool,
     /// See [`VulkanOptions::decode_two`].
     pub(super) decode_two: bool,
     /// See [`VulkanOptions::prompt_f16`].
@@ -922,7 +913,6 @@ impl Tuning {
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),
-            route_lean: opts.route_lean.unwrap_or(false),
             decode_two: opts.decode_two.unwrap_or(true),
             prompt_f16: opts.prompt_f16.unwrap_or(true),
             f16_budget,
