@@ -15,7 +15,7 @@ wait_synth; el
 vs_llama; el
 for d in cuda-moe cuda-d0 cuda-d4096; do cp $OUT/$d/bench.json $R/$d.json 2>/dev/null; done
 gpu_selftest; cp $OUT/selftest.md $R/; el
-EXTRA=${EXTRA:---vk-route-lean true}
+EXTRA=${EXTRA:-} # (its session-33 default, --vk-route-lean true, is gone)
 clocked moe-shipped -m /tmp/moe.gguf -p 0 -n 16 -r 1
 clocked moe-extra -m /tmp/moe.gguf -p 0 -n 16 -r 1 $EXTRA
 cat $OUT/clock-moe-*.md > $R/clock-moe.md

@@ -307,7 +307,8 @@ pub struct VulkanOptions {
     /// the tiled mat-mul's workgroups too few): tokens a workgroup column takes together, each
     /// weight vector loaded once for all of them (1–8; at 16 lanes a row or fewer, 16 rows a
     /// workgroup; 1: one token a workgroup column, as decode steps), kernel tuning. The same
-    /// bits as one token at a time at the same lanes a row. `None`: 8 (H100, Qwen3-30B-A3B
+    /// bits as one token at a time at the same lanes a row (at the GPUs' default 64 lanes a
+    /// row, one token a column sums in another order than 16 do). `None`: 8 (H100, Qwen3-30B-A3B
     /// prompt 512: the 128 × 2,048 router took 99 µs a layer by the profile, one token a
     /// workgroup column, each reading the whole router from L2).
     pub matvec_tokens: Option<u32>,
