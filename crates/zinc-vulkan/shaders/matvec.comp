@@ -273,9 +273,9 @@ void main() {
     }
 
     if (NT > 1u && V4 == 1u && ROUTE == 0u) {
-        // TPR > 1 with V4, no has_rs (the host checks that): a row's TPR lanes take it for NT tokens at once,
-        // each weight vector loaded once for all of them (a prompt's MoE router: one token a
-        // workgroup read the whole 1 MiB router from L2 once per token). Each token's sum adds
+        // TPR > 1 with V4, no has_rs (the host checks that): a row's TPR lanes take it for NT
+        // tokens at once, each weight vector loaded once for all of them (a prompt's MoE router:
+        // one token a workgroup read the whole 1 MiB router from L2 once per token). Each token's sum adds
         // the same vectors in the same order as the one-token V4 path below, and meets its
         // lanes the same way: the same bits.
         float s[8];
@@ -291,22 +291,7 @@ void main() {
             [[unroll]] for (uint j = 0u; j < NT; j++) {
                 x0[j] = min(t0 + j, pc.ntok - 1u) * n4; // past the end: the last token again
             }
-            // Two vectors' loads (2·(NT + 1)) in flight before their products, added in order.
-            uint c = lane;
-            for (; c + TPR < n4; c += 2u * TPR) {
-                vec4 wa = uintBitsToFloat(w4.v[w0 + c]);
-                vec4 wb = uintBitsToFloat(w4.v[w0 + c + TPR]);
-                vec4 xa[8], xb[8];
-                [[unroll]] for (uint j = 0u; j < NT; j++) {
-                    xa[j] = uintBitsToFloat(x4.v[x0[j] + c]);
-                    xb[j] = uintBitsToFloat(x4.v[x0[j] + c + TPR]);
-                }
-                [[unroll]] for (uint j = 0u; j < NT; j++) {
-                    s[j] += dot(wa, xa[j]);
-                    s[j] += dot(wb, xb[j]);
-                }
-            }
-            if (c < n4) {
+            for (uint c = lane; c < n4; c += TPR) {
                 vec4 wv = uintBitsToFloat(w4.v[w0 + c]);
                 [[unroll]] for (uint j = 0u; j < NT; j++) {
                     s[j] += dot(wv, uintBitsToFloat(x4.v[x0[j] + c]));
