@@ -275,9 +275,9 @@ void main() {
     if (NT > 1u && V4 == 1u && ROUTE == 0u) {
         // TPR > 1 with V4, no has_rs (the host checks that): a row's TPR lanes take it for NT
         // tokens at once, each weight vector loaded once for all of them (a prompt's MoE router:
-        // one token a workgroup read the whole 1 MiB router from L2 once per token). Each token's sum adds
-        // the same vectors in the same order as the one-token V4 path below, and meets its
-        // lanes the same way: the same bits.
+        // one token a workgroup read the whole 1 MiB router from L2 once per token). Each
+        // token's sum adds the same vectors in the same order as the one-token V4 path below,
+        // and meets its lanes the same way: the same bits.
         float s[8];
         [[unroll]] for (uint j = 0u; j < NT; j++) {
             s[j] = 0.0;
