@@ -4,6 +4,7 @@
 //! slow), then `-r` repetitions;
 //! random tokens, end-of-sequence ignored.
 
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
@@ -171,6 +172,9 @@ struct Measured {
     /// Each timed generated token as the kernels' clock saw it (`Backend::clock_step`), where
     /// the backend clocks them.
     clocks: Vec<zinc_backend::ClockStep>,
+    /// The kernels' profile (`Backend::profile_report`) over the repetitions alone: per
+    /// kernel, ms and calls (warm-ups and depth prefills left out), where the backend profiles.
+    timed_profile: Option<BTreeMap<String, (f64, u64)>>,
 }
 
 impl Test<'_> {
@@ -218,6 +222,7 @@ impl Test<'_> {
             timed_stages: None,
             timed_gaps: None,
             clocks: Vec::new(),
+            timed_profile: None,
         };
         // Clocked kernels: what ran before this test is let go.
         let clocking = engine.backend.clock_reset();
@@ -247,10 +252,24 @@ impl Test<'_> {
                 engine.backend.clock_reset();
                 (&engine.backend, &mut m.clocks)
             });
+            let prof0 = (rep > 0).then(|| engine.backend.profile_report()).flatten();
             let t0 = Instant::now();
             self.run(&mut session, &toks, clocks)?;
             let secs = t0.elapsed().as_secs_f64();
             m.run_secs += secs;
+            if let (Some(a), Some(b)) = (prof0, engine.backend.profile_report()) {
+                let before: BTreeMap<String, (f64, u64)> =
+                    a.into_iter().map(|(k, ms, n)| (k, (ms, n))).collect();
+                let acc = m.timed_profile.get_or_insert_with(BTreeMap::new);
+                for (k, ms, calls) in b {
+                    let (ms0, calls0) = before.get(&k).copied().unwrap_or((0.0, 0));
+                    if calls > calls0 {
+                        let e = acc.entry(k).or_insert((0.0, 0));
+                        e.0 += ms - ms0;
+                        e.1 += calls - calls0;
+                    }
+                }
+            }
             if rep > 0 {
                 m.samples.push(n as f64 / secs);
                 if let (Some(a), Some(b)) = (waited0, engine.backend.host_waited()) {
@@ -291,6 +310,38 @@ impl Test<'_> {
         }
         Ok(m)
     }
+}
+
+/// `--profile`: a test's kernels over its `runs` timed runs alone (`Measured::timed_profile`),
+/// as a table a run — ms, share, calls and µs a call, the costliest first; the spans of whole
+/// command buffers (entries in parentheses) on a line after it.
+fn timed_profile_table(p: &BTreeMap<String, (f64, u64)>, runs: usize, test: &str) -> String {
+    let runs = runs.max(1) as f64;
+    let (other, mut kernels): (Vec<_>, Vec<_>) = p.iter().partition(|(k, _)| k.starts_with('('));
+    kernels.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0));
+    let total: f64 = kernels.iter().map(|(_, v)| v.0).sum();
+    let mut out = format!(
+        "GPU time per kernel in one timed {test} run (the mean of {runs} runs; warm-ups and \
+         depth left out):\n| kernel | ms a run | share | calls a run | µs/call |\n| --- | ---: | \
+         ---: | ---: | ---: |"
+    );
+    for (name, (ms, calls)) in &kernels {
+        out.push_str(&format!(
+            "\n| {name} | {:.3} | {:.1}% | {:.1} | {:.1} |",
+            ms / runs,
+            100.0 * ms / total.max(1e-9),
+            *calls as f64 / runs,
+            1000.0 * ms / (*calls).max(1) as f64
+        ));
+    }
+    for (name, (ms, calls)) in &other {
+        out.push_str(&format!(
+            "\n{name}: {:.3} ms a run over {:.1} submits",
+            ms / runs,
+            *calls as f64 / runs
+        ));
+    }
+    out
 }
 
 /// `--ablate`: the test again without each kernel a run of it dispatches, one at a time. What
@@ -388,6 +439,8 @@ fn bench_with<B: Backend>(
     // Wall time of every timed evaluation (warm-ups and depth prefills too), for the profile.
     let mut run_secs = 0.0f64;
     let mut ablations = Vec::new();
+    // Each test's kernels over its timed runs alone (`--profile`).
+    let mut profiles = Vec::new();
     for (kind, n) in tests {
         let test = Test {
             kind,
@@ -490,6 +543,13 @@ fn bench_with<B: Backend>(
                     .with_context(|| format!("writing {}", path.display()))?;
             }
         }
+        if let Some(p) = &m.timed_profile {
+            profiles.push(timed_profile_table(
+                p,
+                m.samples.len(),
+                &format!("{kind}{n}"),
+            ));
+        }
         let (avg, sd) = stats(&m.samples);
         let depth = if args.depth > 0 {
             format!(" @ d{}", args.depth)
@@ -565,7 +625,7 @@ fn bench_with<B: Backend>(
             }
         }
     }
-    for table in &ablations {
+    for table in profiles.iter().chain(&ablations) {
         eprintln!("{table}");
     }
     if args.output == "json" {

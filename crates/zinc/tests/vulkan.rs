@@ -247,6 +247,82 @@ fn bench_json_reports_where_the_time_went() {
     }
 }
 
+/// `zinc bench --profile`: besides the profile of every run, a table a test over its timed runs
+/// alone. The tiny 2-layer Qwen3 on lavapipe, `-p 8 -n 4 -r 2`: a timed generation run's kernels
+/// each run a whole number of times a token (the four tokens repeat one step), a prompt run's
+/// `qk_prep` once a layer; and the whole profile's `qk_prep` calls are the per-run counts times
+/// each test's runs, warm-ups (counted from the log) and timed runs both — so the timed tables
+/// left the warm-ups out.
+#[test]
+fn bench_profile_of_the_timed_runs_leaves_warm_ups_out() {
+    let tiny = repo_root().join("tests/fixtures/tiny/qwen3-tiny.gguf");
+    let out = Command::new(env!("CARGO_BIN_EXE_zinc"))
+        .args([
+            "bench",
+            "--backend",
+            "vulkan",
+            "-p",
+            "8",
+            "-n",
+            "4",
+            "-r",
+            "2",
+            "--profile",
+        ])
+        .arg("-m")
+        .arg(&tiny)
+        .output()
+        .expect("run zinc");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Kernel rows of the table under `header`: (name, its fourth column).
+    let rows = |header: &str| -> Vec<(String, f64)> {
+        let table = err
+            .split(header)
+            .nth(1)
+            .unwrap_or_else(|| panic!("no table {header} in {err}"));
+        table
+            .lines()
+            .skip(3)
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| {
+                let c: Vec<&str> = l.split('|').map(str::trim).collect();
+                (c[1].to_string(), c[4].parse().expect("a count"))
+            })
+            .collect()
+    };
+    let tg = rows("one timed tg4 run (the mean of 2 runs");
+    let pp = rows("one timed pp8 run (the mean of 2 runs");
+    assert!(!tg.is_empty() && !pp.is_empty(), "{err}");
+    for (k, calls) in &tg {
+        assert!(
+            *calls >= 4.0 && calls % 4.0 == 0.0,
+            "{k}: {calls} calls a 4-token run\n{err}"
+        );
+    }
+    let calls_of = |t: &[(String, f64)], k: &str| {
+        t.iter()
+            .find(|r| r.0 == k)
+            .unwrap_or_else(|| panic!("no {k} in {t:?}"))
+            .1
+    };
+    let (pp_qk, tg_qk) = (calls_of(&pp, "qk_prep"), calls_of(&tg, "qk_prep"));
+    assert_eq!(pp_qk, 2.0, "a prompt run: qk_prep once a layer\n{err}");
+    let warmups = |t: &str| {
+        err.matches(&format!("zinc bench: {t} run 0 (warm-up)"))
+            .count()
+    };
+    let (wp, wt) = (warmups("pp8"), warmups("tg4"));
+    assert!(wp >= 1 && wt >= 1, "{err}");
+    let all = rows("GPU time per kernel over every run above (warm-ups included):");
+    let whole = calls_of(&all, "qk_prep");
+    assert_eq!(
+        whole,
+        (wp + 2) as f64 * pp_qk + (wt + 2) as f64 * tg_qk,
+        "{wp} + 2 prompt runs, {wt} + 2 generation runs\n{err}"
+    );
+}
+
 /// `zinc sync-cost` (hidden, timing): both kinds of stage measured on the device, one
 /// workgroup by default on a CPU device; bad counts refused by name.
 /// The last column's figures of the rows starting with any of `rows` in `text`'s table under
