@@ -114,6 +114,38 @@ float token_scale(uint t) {
 }
 
 shared float red[WG];
+
+// The lanes row_sum pairs by shuffles (the narrower levels); wider ones go through `red`.
+uint row_sum_shuffled() {
+    return SG == 1u ? min(gl_SubgroupSize, TPR) : 1u;
+}
+
+// Whether row_sum goes through `red` (a caller reusing it waits for the last call's reads).
+bool row_sum_shared() {
+    return row_sum_shuffled() < TPR;
+}
+
+// The sum of v over a row's TPR lanes, in lane 0 (every invocation calls it: barriers). A tree
+// within the row (every invocation reaches every barrier): its levels as wide as a subgroup or
+// wider through shared memory, a barrier each, the rest by shuffles (SG), lane i adding lane
+// i ^ s where the tree adds red[i + s] (i < s: the same sums; a row's lanes are consecutive
+// invocations, as a subgroup's are).
+float row_sum(float v, uint tid, uint lane) {
+    red[tid] = v;
+    uint sh = row_sum_shuffled();
+    for (uint s = TPR / 2u; s >= sh && s > 0u; s >>= 1) {
+        barrier();
+        if (lane < s) {
+            red[tid] += red[tid + s];
+        }
+    }
+    float total = red[tid]; // its own: the last level's lanes wrote theirs
+    for (uint s = sh / 2u; s > 0u; s >>= 1) {
+        total += subgroupShuffleXor(total, s);
+    }
+    return total;
+}
+
 shared float rs_hi[64];
 shared float rs_lo[64];
 // SN: the subgroups' sums of each row of the workgroup, (WG / subgroup size) · SN_H of them
@@ -298,22 +330,11 @@ void main() {
                 }
             }
         }
-        uint shn = SG == 1u ? min(gl_SubgroupSize, TPR) : 1u;
         [[unroll]] for (uint j = 0u; j < NT; j++) {
-            if (j > 0u && shn < TPR) {
+            if (j > 0u && row_sum_shared()) {
                 barrier(); // the token before's tree is read
             }
-            red[tid] = s[j];
-            for (uint st = TPR / 2u; st >= shn && st > 0u; st >>= 1) {
-                barrier();
-                if (lane < st) {
-                    red[tid] += red[tid + st];
-                }
-            }
-            float tot = red[tid];
-            for (uint st = shn / 2u; st > 0u; st >>= 1) {
-                tot += subgroupShuffleXor(tot, st);
-            }
+            float tot = row_sum(s[j], tid, lane);
             if (lane == 0u && live && t0 + j < pc.ntok) {
                 pc.y.v[(t0 + j) * pc.nrows + r] = tot;
             }
@@ -372,22 +393,7 @@ void main() {
             }
         }
     }
-    red[tid] = sum;
-    // Tree reduction within each row's TPR lanes (every invocation reaches every barrier): its
-    // levels as wide as a subgroup or wider through shared memory, a barrier each, the rest by
-    // shuffles (SG), lane i adding lane i ^ s where the tree adds red[i + s] (i < s: the same
-    // sums; a row's lanes are consecutive invocations, as a subgroup's are).
-    uint sh = SG == 1u ? min(gl_SubgroupSize, TPR) : 1u;
-    for (uint s = TPR / 2u; s >= sh && s > 0u; s >>= 1) {
-        barrier();
-        if (lane < s) {
-            red[tid] += red[tid + s];
-        }
-    }
-    float total = red[tid]; // its own: the last level's lanes wrote theirs
-    for (uint s = sh / 2u; s > 0u; s >>= 1) {
-        total += subgroupShuffleXor(total, s);
-    }
+    float total = row_sum(sum, tid, lane);
     // Marks 2–5 here and route.glsl's 6–7 (the router's stage has norm_quant's 0–1).
     CLK_MARK(2); // the rows' products
     float rsc = 1.0;

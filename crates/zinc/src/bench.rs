@@ -312,29 +312,43 @@ impl Test<'_> {
     }
 }
 
-/// `--profile`: a test's kernels over its `runs` timed runs alone (`Measured::timed_profile`),
-/// as a table a run — ms, share, calls and µs a call, the costliest first; the spans of whole
-/// command buffers (entries in parentheses) on a line after it.
-fn timed_profile_table(p: &BTreeMap<String, (f64, u64)>, runs: usize, test: &str) -> String {
+/// A profile's kernels (name, ms, calls; entries in parentheses, which are not kernels, left
+/// out by the caller) as a table of one run's mean over `runs` runs (1: their sums) — ms, share,
+/// calls and µs a call, the costliest first.
+fn kernel_table(kernels: &mut [(String, f64, u64)], runs: usize) -> String {
+    kernels.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let per = if runs == 1 { "" } else { " a run" };
     let runs = runs.max(1) as f64;
-    let (other, mut kernels): (Vec<_>, Vec<_>) = p.iter().partition(|(k, _)| k.starts_with('('));
-    kernels.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0));
-    let total: f64 = kernels.iter().map(|(_, v)| v.0).sum();
+    let total: f64 = kernels.iter().map(|k| k.1).sum();
     let mut out = format!(
-        "GPU time per kernel in one timed {test} run (the mean of {runs} runs; warm-ups and \
-         depth left out):\n| kernel | ms a run | share | calls a run | µs/call |\n| --- | ---: | \
-         ---: | ---: | ---: |"
+        "| kernel | ms{per} | share | calls{per} | µs/call |\n| --- | ---: | ---: | ---: | ---: |"
     );
-    for (name, (ms, calls)) in &kernels {
+    for (name, ms, calls) in kernels.iter() {
         out.push_str(&format!(
-            "\n| {name} | {:.3} | {:.1}% | {:.1} | {:.1} |",
+            "\n| {name} | {:.3} | {:.1}% | {} | {:.1} |",
             ms / runs,
             100.0 * ms / total.max(1e-9),
             *calls as f64 / runs,
             1000.0 * ms / (*calls).max(1) as f64
         ));
     }
-    for (name, (ms, calls)) in &other {
+    out
+}
+
+/// `--profile`: a test's kernels over its `runs` timed runs alone (`Measured::timed_profile`),
+/// as one run's mean (`kernel_table`); the spans of whole command buffers (entries in
+/// parentheses) on lines after it.
+fn timed_profile_table(p: &BTreeMap<String, (f64, u64)>, runs: usize, test: &str) -> String {
+    let (other, mut kernels): (Vec<_>, Vec<_>) = (p.iter())
+        .map(|(k, &(ms, calls))| (k.clone(), ms, calls))
+        .partition(|k| k.0.starts_with('('));
+    let mut out = format!(
+        "GPU time per kernel in one timed {test} run (the mean of {runs} runs; warm-ups and \
+         depth left out):\n{}",
+        kernel_table(&mut kernels, runs)
+    );
+    let runs = runs.max(1) as f64;
+    for (name, ms, calls) in &other {
         out.push_str(&format!(
             "\n{name}: {:.3} ms a run over {:.1} submits",
             ms / runs,
@@ -602,17 +616,11 @@ fn bench_with<B: Backend>(
     }
     if let Some(prof) = engine.backend.profile_report() {
         // Entries in parentheses are not kernels (the span of whole command buffers).
-        let (other, prof): (Vec<_>, Vec<_>) = prof.into_iter().partition(|p| p.0.starts_with('('));
+        let (other, mut prof): (Vec<_>, Vec<_>) =
+            prof.into_iter().partition(|p| p.0.starts_with('('));
         let total: f64 = prof.iter().map(|p| p.1).sum();
         eprintln!("GPU time per kernel over every run above (warm-ups included):");
-        eprintln!("| kernel | ms | share | calls | µs/call |\n| --- | ---: | ---: | ---: | ---: |");
-        for (name, ms, n) in &prof {
-            eprintln!(
-                "| {name} | {ms:.1} | {:.1}% | {n} | {:.1} |",
-                100.0 * ms / total.max(1e-9),
-                1000.0 * ms / (*n).max(1) as f64
-            );
-        }
+        eprintln!("{}", kernel_table(&mut prof, 1));
         for (name, ms, n) in &other {
             if name == zinc_vulkan::PROFILE_SPAN {
                 eprintln!(
