@@ -854,6 +854,13 @@ fn attn_cm_shared_bytes(hd: usize) -> usize {
     2 * 32 * (hd + 8) * 2 + 4 * 16 * 32 * 4 + 2 * 4 * 16 * 40 * 2 + 64 * 4 + 16
 }
 
+/// Shared memory of `attn_fa.comp` for heads of `hd`: K and V tiles of 32 keys × (hd + 8)
+/// halves, 4 × 16 × 36 f32 scores, two 4 × 16 × 40 f16 weight tiles, 64 row factors and four
+/// words.
+fn attn_fa_shared_bytes(hd: usize) -> usize {
+    2 * 32 * (hd + 8) * 2 + 4 * 16 * 36 * 4 + 2 * 4 * 16 * 40 * 2 + 64 * 4 + 16
+}
+
 /// Q6_K blocks on the device are kept in groups of [`Q6_K_GROUP`] a row: the group's
 /// [`Q6_K_GROUP`] scales `d` (f16, zero-filled past a short last group) in one 16-byte vector,
 /// then each block's other 208 bytes (ql, qh, scales: 13 vectors) as GGUF has them. Every part
@@ -2795,15 +2802,25 @@ impl VulkanBackend {
     }
 
     /// The cooperative-matrix prompt attention compiled for this head dimension, where it
-    /// applies (prompts of more than 4 rows, head dimensions 32, 64 or 128).
+    /// applies (prompts of more than 4 rows, head dimensions 32, 64 or 128): `attn_fa` (one
+    /// pass) or `attn_cm` (two), as `VulkanOptions::prompt_attn_passes` says.
     fn attn_cm_variant(&self, rows: usize, head_dim: usize) -> Option<&'static str> {
-        let name = match head_dim {
-            32 => "attn_cm_32",
-            64 => "attn_cm_64",
-            128 => "attn_cm_128",
+        let one = self.tune.prompt_attn_passes == 1;
+        let name = match (head_dim, one) {
+            (32, true) => "attn_fa_32",
+            (64, true) => "attn_fa_64",
+            (128, true) => "attn_fa_128",
+            (32, false) => "attn_cm_32",
+            (64, false) => "attn_cm_64",
+            (128, false) => "attn_cm_128",
             _ => return None,
         };
-        let fits = attn_cm_shared_bytes(head_dim) <= self.ctx.info.max_shared_memory as usize;
+        let bytes = if one {
+            attn_fa_shared_bytes(head_dim)
+        } else {
+            attn_cm_shared_bytes(head_dim)
+        };
+        let fits = bytes <= self.ctx.info.max_shared_memory as usize;
         (self.tune.coopmat && self.tune.shuffle && rows > 4 && fits).then_some(name)
     }
 

@@ -177,6 +177,10 @@ pub struct ModelArgs {
     /// tuning).
     #[arg(long, hide = true)]
     pub vk_matvec_tokens: Option<u32>,
+    /// Vulkan prompts' attention on cooperative matrices: passes over the keys, 1 (online
+    /// softmax) or 2 (the largest score first; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_prompt_attn_passes: Option<u32>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -406,6 +410,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_router_stop: 0,
         vk_router_wg: None,
         vk_matvec_tokens: None,
+        vk_prompt_attn_passes: None,
         vk_route_rank: None,
         vk_router_first: None,
         vk_decode_two: None,
@@ -510,6 +515,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         router_stop: args.vk_router_stop,
         router_wg: args.vk_router_wg,
         matvec_tokens: args.vk_matvec_tokens,
+        prompt_attn_passes: args.vk_prompt_attn_passes,
         route_general: false,
         route_rank: args.vk_route_rank,
         router_first: args.vk_router_first,

@@ -312,6 +312,10 @@ pub struct VulkanOptions {
     /// prompt 512: the 128 × 2,048 router took 99 µs a layer by the profile, one token a
     /// workgroup column, each reading the whole router from L2).
     pub matvec_tokens: Option<u32>,
+    /// Prompts' attention on cooperative matrices: passes over the keys, 1 (`attn_fa.comp`: an
+    /// online softmax, each block's K and V fetched a block ahead) or 2 (`attn_cm.comp`: each
+    /// row's largest score, then the weights and P·V), kernel comparisons. `None`: 1.
+    pub prompt_attn_passes: Option<u32>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
@@ -446,6 +450,8 @@ pub(super) struct Tuning {
     pub(super) router_wg: u32,
     /// See [`VulkanOptions::matvec_tokens`].
     pub(super) matvec_tokens: u32,
+    /// See [`VulkanOptions::prompt_attn_passes`].
+    pub(super) prompt_attn_passes: u32,
     /// See [`VulkanOptions::route_general`].
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -861,6 +867,12 @@ impl Tuning {
             |t| (1..=8).contains(&t),
             |t| format!("prompt f32 mat-vec tokens {t} (1 to 8)"),
         )?;
+        let prompt_attn_passes = checked(
+            opts.prompt_attn_passes,
+            1,
+            |n| n == 1 || n == 2,
+            |n| format!("prompt attention passes {n} (1 or 2)"),
+        )?;
         if opts.router_stop > 7 {
             return Err(VulkanError::BadOption(format!(
                 "router stop {} (0–7: whole, no ranking, no counter, scattered picks, ranked \
@@ -911,6 +923,7 @@ impl Tuning {
             router_stop: opts.router_stop,
             router_wg,
             matvec_tokens,
+            prompt_attn_passes,
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),
@@ -991,6 +1004,7 @@ mod tests {
         assert!(gpu.spin_wait && gpu.pad_stages == 0);
         assert_eq!(gpu.router_wg, ROUTER_WG);
         assert_eq!(gpu.matvec_tokens, 8);
+        assert_eq!(gpu.prompt_attn_passes, 1);
         assert_eq!((gpu.moe_lanes, gpu.moe_wg), ([MOE_GATE_UP_LANES, 0], None));
         assert_eq!((gpu.moe_passes, gpu.attn_one_pass), (None, None));
         let given = VulkanOptions {
@@ -1306,6 +1320,13 @@ mod tests {
                     ..Default::default()
                 },
                 "mat-vec tokens 9",
+            ),
+            (
+                VulkanOptions {
+                    prompt_attn_passes: Some(3),
+                    ..Default::default()
+                },
+                "attention passes 3",
             ),
             (
                 VulkanOptions {
