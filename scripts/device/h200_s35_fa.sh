@@ -17,3 +17,8 @@ for o in 1 2; do
     --vk-prompt-attn-passes $o > $R/profile-q8b-$o.md 2>&1; echo "profile $o rc=$?"
   grep -E "attn|qk_prep" $R/profile-q8b-$o.md | head -8
 done
+# Registers and shared memory as the driver compiled both (a spill would show here).
+for o in 1 2; do
+  timeout 90 $Z bench --backend vulkan -m /tmp/q8b.gguf -p 64 -n 0 -r 1 --vk-pipeline-stats \
+    --vk-prompt-attn-passes $o 2>&1 | grep -E "attn_(fa|cm)|qk_prep" | head -4
+done
