@@ -838,6 +838,9 @@ pub fn run<B: Backend>(
         (3, 3, 32, 300, 70, None),
         (4, 2, 64, 200, 101, Some(33)),
         (8, 2, 128, 300, 130, None),
+        // A prompt batch after 400 cached keys: long causal ranges (GPUs' prompt attention
+        // splits them into runs of key blocks).
+        (8, 2, 128, 700, 300, None),
         (8, 2, 128, 200, 1, None),
         // A decode step over one slice at the GPUs' default (up to 128 keys: the output
         // written by the attention's own workgroups, and quantized there for a projection).

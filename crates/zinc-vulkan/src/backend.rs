@@ -2801,6 +2801,49 @@ impl VulkanBackend {
         }
     }
 
+    /// Runs of key blocks attn_fa splits each row block's key range into (`VulkanOptions::
+    /// prompt_attn_splits`): at most that many, none shorter than two blocks of 32 keys; 1 where
+    /// the rows are more than a dispatch's rows (attn_combine takes one row a workgroup row).
+    fn prompt_attn_splits(&self, rows: usize, keys: usize, p: &AttnParams) -> usize {
+        let most = self.tune.prompt_attn_splits as usize;
+        if most <= 1 || rows > u16::MAX as usize || p.head_dim + 2 > 4096 {
+            return 1;
+        }
+        most.min(keys.div_ceil(64)).max(1)
+    }
+
+    /// attn_fa's partials of `rows` rows merged into `out` (attn_combine, no quantization).
+    fn attn_combine_rows(
+        &self,
+        part: &VkTensor,
+        out: &VkTensor,
+        p: &AttnParams,
+        rows: usize,
+        nsplit: usize,
+    ) {
+        let hd = p.head_dim;
+        // Heads a workgroup: a 256-output span where the head count allows.
+        let hpb = (256 / hd).clamp(1, 8);
+        let hpb = if p.n_head.is_multiple_of(hpb) { hpb } else { 1 };
+        let push = Push::new()
+            .addr(part.addr())
+            .addr(out.addr())
+            .addr(0)
+            .addr(0)
+            .u32(p.n_head as u32)
+            .u32(hd as u32)
+            .u32(rows as u32)
+            .u32(nsplit as u32)
+            .u32(hpb as u32)
+            .u32(0);
+        self.run(
+            "attn_combine",
+            64,
+            [(p.n_head / hpb) as u32, rows as u32, 1],
+            push,
+        );
+    }
+
     /// The cooperative-matrix prompt attention compiled for this head dimension, where it
     /// applies (prompts of more than 4 rows, head dimensions 32, 64 or 128): `attn_fa` (one
     /// pass) or `attn_cm` (two), as `VulkanOptions::prompt_attn_passes` says.
@@ -3736,7 +3779,8 @@ impl Backend for VulkanBackend {
         let split_len = keys.div_ceil(MAX_SPLITS).next_multiple_of(SPLIT_LEN);
         // Addresses come first in every push-constant block: attn_split adds `part` after `pos`
         // and `split_len` after the scalars.
-        let push = |part: Option<u64>| {
+        // `last`: attn_split's split_len, attn_fa's nsplit.
+        let push = |part: Option<u64>, last: u32| {
             let mut pc = Push::new()
                 .addr(q.addr())
                 .addr(cache.k[layer].address)
@@ -3755,7 +3799,7 @@ impl Backend for VulkanBackend {
                 .u32(window)
                 .u32((max_pos + 1) as u32);
             match part {
-                Some(_) => pc.u32(split_len as u32),
+                Some(_) => pc.u32(last),
                 None => pc,
             }
         };
@@ -3763,13 +3807,26 @@ impl Backend for VulkanBackend {
             // Shapes attn_dec does not take: split keys, merged by attn_combine.
             let nsplit = keys.div_ceil(split_len);
             let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
-            let push = push(Some(part.addr()));
+            let push = push(Some(part.addr()), split_len as u32);
             self.run("attn_split", 64, [p.n_head as u32, 1, nsplit as u32], push);
             self.attn_combine(&part, &out, p, nsplit);
         } else if let Some(name) = self.attn_cm_variant(q.rows, p.head_dim) {
-            // Prompts on cooperative matrices: 64 rows of a head a workgroup.
-            let g = [p.n_head as u32, q.rows.div_ceil(64) as u32, 1];
-            self.run(name, 128, g, push(None));
+            // Prompts on cooperative matrices: 64 rows of a head a workgroup; attn_fa's rows'
+            // key ranges in `nsplit` runs, merged by attn_combine.
+            let rb = q.rows.div_ceil(64);
+            if name.starts_with("attn_cm") {
+                self.run(name, 128, [p.n_head as u32, rb as u32, 1], push(None, 0));
+            } else {
+                let nsplit = self.prompt_attn_splits(q.rows, keys, p);
+                let g = [p.n_head as u32, rb as u32, nsplit as u32];
+                if nsplit == 1 {
+                    self.run(name, 128, g, push(Some(0), 1));
+                } else {
+                    let part = self.new_tensor(q.rows * p.n_head * nsplit, p.head_dim + 2);
+                    self.run(name, 128, g, push(Some(part.addr()), nsplit as u32));
+                    self.attn_combine_rows(&part, &out, p, q.rows, nsplit);
+                }
+            }
         } else {
             // 64 rows or more: four rows a workgroup (attention.comp's prompt path).
             let ry = if q.rows < 64 {
@@ -3777,7 +3834,12 @@ impl Backend for VulkanBackend {
             } else {
                 q.rows.div_ceil(4)
             };
-            self.run("attention", 64, [p.n_head as u32, ry as u32, 1], push(None));
+            self.run(
+                "attention",
+                64,
+                [p.n_head as u32, ry as u32, 1],
+                push(None, 0),
+            );
         }
         out
     }

@@ -316,6 +316,11 @@ pub struct VulkanOptions {
     /// online softmax, each block's K and V fetched a block ahead) or 2 (`attn_cm.comp`: each
     /// row's largest score, then the weights and P·V), kernel comparisons. `None`: 1.
     pub prompt_attn_passes: Option<u32>,
+    /// Prompts' one-pass attention: the most runs each 64-row block's key range is split
+    /// into (1–8; runs of at least 64 keys), each a workgroup of its own, their partials
+    /// merged by attn_combine.comp, so that the last rows' long ranges do not make the
+    /// dispatch's critical path alone; kernel tuning. `None`: 1.
+    pub prompt_attn_splits: Option<u32>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
@@ -452,6 +457,8 @@ pub(super) struct Tuning {
     pub(super) matvec_tokens: u32,
     /// See [`VulkanOptions::prompt_attn_passes`].
     pub(super) prompt_attn_passes: u32,
+    /// See [`VulkanOptions::prompt_attn_splits`].
+    pub(super) prompt_attn_splits: u32,
     /// See [`VulkanOptions::route_general`].
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -873,6 +880,12 @@ impl Tuning {
             |n| n == 1 || n == 2,
             |n| format!("prompt attention passes {n} (1 or 2)"),
         )?;
+        let prompt_attn_splits = checked(
+            opts.prompt_attn_splits,
+            1,
+            |n| (1..=8).contains(&n),
+            |n| format!("prompt attention splits {n} (1 to 8)"),
+        )?;
         if opts.router_stop > 7 {
             return Err(VulkanError::BadOption(format!(
                 "router stop {} (0–7: whole, no ranking, no counter, scattered picks, ranked \
@@ -924,6 +937,7 @@ impl Tuning {
             router_wg,
             matvec_tokens,
             prompt_attn_passes,
+            prompt_attn_splits,
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),
@@ -1327,6 +1341,13 @@ mod tests {
                     ..Default::default()
                 },
                 "attention passes 3",
+            ),
+            (
+                VulkanOptions {
+                    prompt_attn_splits: Some(9),
+                    ..Default::default()
+                },
+                "attention splits 9",
             ),
             (
                 VulkanOptions {
