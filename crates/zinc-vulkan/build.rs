@@ -21,7 +21,7 @@ const PER_FORMAT: &[&str] = &[
     "moe_matmul_cm",
 ];
 /// Shaders compiled once per head dimension (`HEAD_DIM`), as `<name>_<dim>`.
-const PER_HEAD_DIM: &[&str] = &["attn_cm", "attn_fa"];
+const PER_HEAD_DIM: &[&str] = &["attn_fa"];
 const HEAD_DIMS: &[u32] = &[32, 64, 128];
 /// Float formats, which the kernels in QUANT_ONLY have no variant for (their weights go
 /// elsewhere), except the pairs in FLOAT_EXTRA (matmul_cm reads F16 rows as they are).

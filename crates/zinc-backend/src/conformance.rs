@@ -993,6 +993,12 @@ pub fn run<B: Backend>(
         (RopeStyle::Norm, 64, 32, 8, 2, true, false, 1, 41),
         (RopeStyle::Norm, 64, 32, 3, 1, false, false, 5, 2),
         (RopeStyle::Neox, 64, 64, 2, 2, true, false, 3, 2),
+        // Prompt rows (GPUs may take them a subgroup a head), normed both ways, heads of 512
+        // with a partial rotation and of 160 (a 64-wide workgroup's sums over uneven counts).
+        (RopeStyle::Neox, 128, 128, 4, 2, true, true, 9, 30),
+        (RopeStyle::Norm, 64, 32, 6, 2, true, true, 7, 5),
+        (RopeStyle::Neox, 512, 128, 2, 1, true, true, 6, 100),
+        (RopeStyle::Neox, 160, 160, 3, 1, true, true, 5, 2),
     ] {
         let case = format!(
             "qk_norm_rope_store {style:?} head_dim={head_dim} n_rot={n_rot} heads={nq}/{nk} norms={q_norm}/{k_norm} rows={rows} from={first}"

@@ -7,19 +7,13 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 // attn_fa.comp — causal (optionally sliding-window) attention of prompt rows over the f16 KV
 // cache on cooperative matrices (VK_KHR_cooperative_matrix, 16×16×16 f16 → f32) in one pass
-// over the keys: the prompt path of attention.comp, same buffers and semantics (see there);
-// attn_cm.comp's work in half its key blocks. Push constants as attn_split.comp's: `part`
-// after `pos`, and `nsplit` (there `split_len`) after the scalars.
+// over the keys: the prompt path of attention.comp, same buffers, push constants and semantics
+// (see there).
 //
 // Compiled once per head dimension HEAD_DIM (32, 64, 128: build.rs), as attn_fa_<dim>.
 // Workgroup: 128 invocations = 4 subgroups of 32; subgroup s owns query rows 16s .. 16s + 15
 //   of the workgroup's 64, all of one query head.
-// Dispatch: (n_head, ceil(nrows / 64), nsplit). With nsplit = 1 the workgroup writes `o`. With
-// more, workgroup z = s takes the s-th of nsplit runs of key blocks (as even as whole blocks
-// allow) of its rows' range and writes its partials as attn_split.comp does — slice s of (row
-// t, head h) at ((t·n_head + h)·nsplit + s)·(HD + 2): [m, l, acc[HD]], an empty run m = −3.0e38,
-// l = 0 — for attn_combine.comp: the causal rows' longest ranges no longer make the dispatch's
-// critical path alone.
+// Dispatch: (n_head, ceil(nrows / 64), 1).
 // Keys go by blocks of KB = 32 over the union of the workgroup's rows' ranges (rows mask what
 // is not theirs). Each block's K and V are read from the cache into registers one block ahead
 // (16-byte loads), so that their latency hides behind the block before; then stored to shared
@@ -42,7 +36,6 @@ layout(push_constant, std430) uniform PC {
     Words vc;
     Floats o;
     Words pos;
-    Floats part;
     uint n_head;
     uint n_head_kv;
     uint head_dim;
@@ -50,7 +43,6 @@ layout(push_constant, std430) uniform PC {
     float scale;
     uint window;
     uint kv_len_max;
-    uint nsplit;
 } pc;
 
 const uint KB = 32u;              // keys a block
@@ -149,13 +141,8 @@ void main() {
         atomicMax(range[1], p + 1u);
     }
     barrier();
-    // This workgroup's run of the range's key blocks.
     uint k_lo = (range[0] / KB) * KB;
-    uint nblk = (range[1] - k_lo + KB - 1u) / KB;
-    uint per = (nblk + pc.nsplit - 1u) / pc.nsplit;
-    uint b_lo = min(gl_WorkGroupID.z * per, nblk);
-    uint k_hi = min(k_lo + min(b_lo + per, nblk) * KB, range[1]);
-    k_lo += b_lo * KB;
+    uint k_hi = range[1];
 
     // This lane's row (two lanes a row, each half of a key block).
     uint my_row = lane / 2u;
@@ -304,16 +291,9 @@ void main() {
         subgroupBarrier(); // Ss, Ph, Pl and Al are rewritten by the next block
     }
 
-    // out = acc / l, or the partials [m, l, acc], through this subgroup's score tile as staging.
-    bool split = pc.nsplit > 1u;
-    uint stride = HD + 2u;
+    // out = acc / l, through this subgroup's score tile as staging.
     if (half_ == 0u) {
-        Al[sg * 16u + my_row] = split ? 1.0 : (l > 0.0 ? 1.0 / l : 0.0);
-        if (split && live) {
-            uint at = ((t * pc.n_head + h) * pc.nsplit + gl_WorkGroupID.z) * stride;
-            pc.part.v[at] = m;
-            pc.part.v[at + 1u] = l;
-        }
+        Al[sg * 16u + my_row] = l > 0.0 ? 1.0 / l : 0.0;
     }
     subgroupMemoryBarrierShared();
     subgroupBarrier();
@@ -332,14 +312,11 @@ void main() {
             uint tt = r0 + 16u * sg + rr;
             if (tt < pc.nrows) {
                 vec4 v = Ss[sbase + rr * LDS + idx % 4u];
-                uint d = 16u * c + 4u * (idx % 4u);
-                Floats dst = split ? pc.part : pc.o;
-                uint at = split ? ((tt * pc.n_head + h) * pc.nsplit + gl_WorkGroupID.z) * stride + 2u + d
-                                : tt * qcols + h * HD + d;
-                dst.v[at] = v.x;
-                dst.v[at + 1u] = v.y;
-                dst.v[at + 2u] = v.z;
-                dst.v[at + 3u] = v.w;
+                uint at = tt * qcols + h * HD + 16u * c + 4u * (idx % 4u);
+                pc.o.v[at] = v.x;
+                pc.o.v[at + 1u] = v.y;
+                pc.o.v[at + 2u] = v.z;
+                pc.o.v[at + 3u] = v.w;
             }
         }
         subgroupBarrier();

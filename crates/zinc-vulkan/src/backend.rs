@@ -848,12 +848,6 @@ fn is_float(ty: GgmlType) -> bool {
     matches!(ty, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16)
 }
 
-/// Shared memory of `attn_cm.comp` for heads of `hd`: K and V tiles of 32 keys × (hd + 8)
-/// halves, 4 × 16 × 32 f32 scores, two 4 × 16 × 40 f16 weight tiles, 64 row sums and four words.
-fn attn_cm_shared_bytes(hd: usize) -> usize {
-    2 * 32 * (hd + 8) * 2 + 4 * 16 * 32 * 4 + 2 * 4 * 16 * 40 * 2 + 64 * 4 + 16
-}
-
 /// Shared memory of `attn_fa.comp` for heads of `hd`: K and V tiles of 32 keys × (hd + 8)
 /// halves, 4 × 16 × 36 f32 scores, two 4 × 16 × 40 f16 weight tiles, 64 row factors and four
 /// words.
@@ -2801,69 +2795,16 @@ impl VulkanBackend {
         }
     }
 
-    /// Runs of key blocks attn_fa splits each row block's key range into (`VulkanOptions::
-    /// prompt_attn_splits`): at most that many, none shorter than two blocks of 32 keys; 1 where
-    /// the rows are more than a dispatch's rows (attn_combine takes one row a workgroup row).
-    fn prompt_attn_splits(&self, rows: usize, keys: usize, p: &AttnParams) -> usize {
-        let most = self.tune.prompt_attn_splits as usize;
-        if most <= 1 || rows > u16::MAX as usize || p.head_dim + 2 > 4096 {
-            return 1;
-        }
-        most.min(keys.div_ceil(64)).max(1)
-    }
-
-    /// attn_fa's partials of `rows` rows merged into `out` (attn_combine, no quantization).
-    fn attn_combine_rows(
-        &self,
-        part: &VkTensor,
-        out: &VkTensor,
-        p: &AttnParams,
-        rows: usize,
-        nsplit: usize,
-    ) {
-        let hd = p.head_dim;
-        // Heads a workgroup: a 256-output span where the head count allows.
-        let hpb = (256 / hd).clamp(1, 8);
-        let hpb = if p.n_head.is_multiple_of(hpb) { hpb } else { 1 };
-        let push = Push::new()
-            .addr(part.addr())
-            .addr(out.addr())
-            .addr(0)
-            .addr(0)
-            .u32(p.n_head as u32)
-            .u32(hd as u32)
-            .u32(rows as u32)
-            .u32(nsplit as u32)
-            .u32(hpb as u32)
-            .u32(0);
-        self.run(
-            "attn_combine",
-            64,
-            [(p.n_head / hpb) as u32, rows as u32, 1],
-            push,
-        );
-    }
-
-    /// The cooperative-matrix prompt attention compiled for this head dimension, where it
-    /// applies (prompts of more than 4 rows, head dimensions 32, 64 or 128): `attn_fa` (one
-    /// pass) or `attn_cm` (two), as `VulkanOptions::prompt_attn_passes` says.
-    fn attn_cm_variant(&self, rows: usize, head_dim: usize) -> Option<&'static str> {
-        let one = self.tune.prompt_attn_passes == 1;
-        let name = match (head_dim, one) {
-            (32, true) => "attn_fa_32",
-            (64, true) => "attn_fa_64",
-            (128, true) => "attn_fa_128",
-            (32, false) => "attn_cm_32",
-            (64, false) => "attn_cm_64",
-            (128, false) => "attn_cm_128",
+    /// The cooperative-matrix prompt attention (`attn_fa`) compiled for this head dimension,
+    /// where it applies (prompts of more than 4 rows, head dimensions 32, 64 or 128).
+    fn attn_fa_variant(&self, rows: usize, head_dim: usize) -> Option<&'static str> {
+        let name = match head_dim {
+            32 => "attn_fa_32",
+            64 => "attn_fa_64",
+            128 => "attn_fa_128",
             _ => return None,
         };
-        let bytes = if one {
-            attn_fa_shared_bytes(head_dim)
-        } else {
-            attn_cm_shared_bytes(head_dim)
-        };
-        let fits = bytes <= self.ctx.info.max_shared_memory as usize;
+        let fits = attn_fa_shared_bytes(head_dim) <= self.ctx.info.max_shared_memory as usize;
         (self.tune.coopmat && self.tune.shuffle && rows > 4 && fits).then_some(name)
     }
 
@@ -3709,8 +3650,24 @@ impl Backend for VulkanBackend {
             .u32(flags)
             .addr(table);
         // rms_norm.comp's workgroup: the same sums.
-        let spec = [self.norm_wg(head_dim, q.rows), self.tune.shuffle as u32, 0];
-        self.run_spec("qk_prep", spec, fold(q.rows * (nq + 2 * nk)), push);
+        let wg = self.norm_wg(head_dim, q.rows);
+        let items = q.rows * (nq + 2 * nk);
+        let sgs = self.ctx.info.subgroup_size;
+        // A prompt's rows a subgroup a head (qk_prep_rows.comp), replaying the 64-invocation
+        // workgroup's sums: subgroups of 8 to 64 lanes, no host table.
+        let rows = self.tune.prep_rows
+            && q.rows > 4
+            && table == 0
+            && wg == 64
+            && self.tune.shuffle
+            && sgs.is_power_of_two()
+            && (8..=64).contains(&sgs);
+        if rows {
+            self.run("qk_prep_rows", 128, fold(items.div_ceil(4)), push);
+        } else {
+            let spec = [wg, self.tune.shuffle as u32, 0];
+            self.run_spec("qk_prep", spec, fold(items), push);
+        }
         Ok(())
     }
 
@@ -3810,23 +3767,10 @@ impl Backend for VulkanBackend {
             let push = push(Some(part.addr()), split_len as u32);
             self.run("attn_split", 64, [p.n_head as u32, 1, nsplit as u32], push);
             self.attn_combine(&part, &out, p, nsplit);
-        } else if let Some(name) = self.attn_cm_variant(q.rows, p.head_dim) {
-            // Prompts on cooperative matrices: 64 rows of a head a workgroup; attn_fa's rows'
-            // key ranges in `nsplit` runs, merged by attn_combine.
-            let rb = q.rows.div_ceil(64);
-            if name.starts_with("attn_cm") {
-                self.run(name, 128, [p.n_head as u32, rb as u32, 1], push(None, 0));
-            } else {
-                let nsplit = self.prompt_attn_splits(q.rows, keys, p);
-                let g = [p.n_head as u32, rb as u32, nsplit as u32];
-                if nsplit == 1 {
-                    self.run(name, 128, g, push(Some(0), 1));
-                } else {
-                    let part = self.new_tensor(q.rows * p.n_head * nsplit, p.head_dim + 2);
-                    self.run(name, 128, g, push(Some(part.addr()), nsplit as u32));
-                    self.attn_combine_rows(&part, &out, p, q.rows, nsplit);
-                }
-            }
+        } else if let Some(name) = self.attn_fa_variant(q.rows, p.head_dim) {
+            // Prompts on cooperative matrices: 64 rows of a head a workgroup.
+            let g = [p.n_head as u32, q.rows.div_ceil(64) as u32, 1];
+            self.run(name, 128, g, push(None, 0));
         } else {
             // 64 rows or more: four rows a workgroup (attention.comp's prompt path).
             let ry = if q.rows < 64 {

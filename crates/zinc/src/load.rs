@@ -177,14 +177,10 @@ pub struct ModelArgs {
     /// tuning).
     #[arg(long, hide = true)]
     pub vk_matvec_tokens: Option<u32>,
-    /// Vulkan prompts' attention on cooperative matrices: passes over the keys, 1 (online
-    /// softmax) or 2 (the largest score first; kernel comparisons).
+    /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (`false`: a
+    /// workgroup a head; kernel comparisons).
     #[arg(long, hide = true)]
-    pub vk_prompt_attn_passes: Option<u32>,
-    /// Vulkan prompts' one-pass attention: the most runs a row block's keys are split into
-    /// (1–8; kernel tuning).
-    #[arg(long, hide = true)]
-    pub vk_prompt_attn_splits: Option<u32>,
+    pub vk_prep_rows: Option<bool>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -362,12 +358,9 @@ pub struct ModelArgsLite {
     /// Vulkan decode attention: keys and values in one pass (kernel checks).
     #[arg(long, hide = true)]
     pub vk_attn_one_pass: Option<bool>,
-    /// Vulkan prompt attention: passes over the keys, 1 or 2 (kernel checks).
+    /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (kernel checks).
     #[arg(long, hide = true)]
-    pub vk_prompt_attn_passes: Option<u32>,
-    /// Vulkan prompt attention: the most runs a row block's keys are split into (kernel checks).
-    #[arg(long, hide = true)]
-    pub vk_prompt_attn_splits: Option<u32>,
+    pub vk_prep_rows: Option<bool>,
     /// Vulkan: kernels left out or barriers reduced (`--vk-skip barrier-exec`: whether the
     /// results stay right without memory barriers).
     #[arg(long, hide = true, value_delimiter = ',')]
@@ -420,8 +413,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_router_stop: 0,
         vk_router_wg: None,
         vk_matvec_tokens: None,
-        vk_prompt_attn_passes: a.vk_prompt_attn_passes,
-        vk_prompt_attn_splits: a.vk_prompt_attn_splits,
+        vk_prep_rows: a.vk_prep_rows,
         vk_route_rank: None,
         vk_router_first: None,
         vk_decode_two: None,
@@ -526,8 +518,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         router_stop: args.vk_router_stop,
         router_wg: args.vk_router_wg,
         matvec_tokens: args.vk_matvec_tokens,
-        prompt_attn_passes: args.vk_prompt_attn_passes,
-        prompt_attn_splits: args.vk_prompt_attn_splits,
+        prep_rows: args.vk_prep_rows,
         route_general: false,
         route_rank: args.vk_route_rank,
         router_first: args.vk_router_first,

@@ -312,15 +312,10 @@ pub struct VulkanOptions {
     /// prompt 512: the 128 × 2,048 router took 99 µs a layer by the profile, one token a
     /// workgroup column, each reading the whole router from L2).
     pub matvec_tokens: Option<u32>,
-    /// Prompts' attention on cooperative matrices: passes over the keys, 1 (`attn_fa.comp`: an
-    /// online softmax, each block's K and V fetched a block ahead) or 2 (`attn_cm.comp`: each
-    /// row's largest score, then the weights and P·V), kernel comparisons. `None`: 1.
-    pub prompt_attn_passes: Option<u32>,
-    /// Prompts' one-pass attention: the most runs each 64-row block's key range is split
-    /// into (1–8; runs of at least 64 keys), each a workgroup of its own, their partials
-    /// merged by attn_combine.comp, so that the last rows' long ranges do not make the
-    /// dispatch's critical path alone; kernel tuning. `None`: 1.
-    pub prompt_attn_splits: Option<u32>,
+    /// Prompts' q/k norms, RoPE and K/V store a subgroup a head (`qk_prep_rows.comp`, the
+    /// same bits as `qk_prep.comp`'s workgroup a head; subgroups of 8 to 64 lanes), kernel
+    /// comparisons. `None`: on.
+    pub prep_rows: Option<bool>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
@@ -455,10 +450,8 @@ pub(super) struct Tuning {
     pub(super) router_wg: u32,
     /// See [`VulkanOptions::matvec_tokens`].
     pub(super) matvec_tokens: u32,
-    /// See [`VulkanOptions::prompt_attn_passes`].
-    pub(super) prompt_attn_passes: u32,
-    /// See [`VulkanOptions::prompt_attn_splits`].
-    pub(super) prompt_attn_splits: u32,
+    /// See [`VulkanOptions::prep_rows`].
+    pub(super) prep_rows: bool,
     /// See [`VulkanOptions::route_general`].
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -874,18 +867,6 @@ impl Tuning {
             |t| (1..=8).contains(&t),
             |t| format!("prompt f32 mat-vec tokens {t} (1 to 8)"),
         )?;
-        let prompt_attn_passes = checked(
-            opts.prompt_attn_passes,
-            1,
-            |n| n == 1 || n == 2,
-            |n| format!("prompt attention passes {n} (1 or 2)"),
-        )?;
-        let prompt_attn_splits = checked(
-            opts.prompt_attn_splits,
-            1,
-            |n| (1..=8).contains(&n),
-            |n| format!("prompt attention splits {n} (1 to 8)"),
-        )?;
         if opts.router_stop > 7 {
             return Err(VulkanError::BadOption(format!(
                 "router stop {} (0–7: whole, no ranking, no counter, scattered picks, ranked \
@@ -936,8 +917,7 @@ impl Tuning {
             router_stop: opts.router_stop,
             router_wg,
             matvec_tokens,
-            prompt_attn_passes,
-            prompt_attn_splits,
+            prep_rows: opts.prep_rows.unwrap_or(true),
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),
@@ -1018,7 +998,6 @@ mod tests {
         assert!(gpu.spin_wait && gpu.pad_stages == 0);
         assert_eq!(gpu.router_wg, ROUTER_WG);
         assert_eq!(gpu.matvec_tokens, 8);
-        assert_eq!(gpu.prompt_attn_passes, 1);
         assert_eq!((gpu.moe_lanes, gpu.moe_wg), ([MOE_GATE_UP_LANES, 0], None));
         assert_eq!((gpu.moe_passes, gpu.attn_one_pass), (None, None));
         let given = VulkanOptions {
@@ -1334,20 +1313,6 @@ mod tests {
                     ..Default::default()
                 },
                 "mat-vec tokens 9",
-            ),
-            (
-                VulkanOptions {
-                    prompt_attn_passes: Some(3),
-                    ..Default::default()
-                },
-                "attention passes 3",
-            ),
-            (
-                VulkanOptions {
-                    prompt_attn_splits: Some(9),
-                    ..Default::default()
-                },
-                "attention splits 9",
             ),
             (
                 VulkanOptions {
