@@ -2043,7 +2043,7 @@ impl VulkanBackend {
             // budget lasts, else a pool buffer (back to the pool once the mat-mul that reads it
             // is recorded: later commands wait for it).
             let mut wty = w.ty;
-            let mut push = push;
+            let (mut waddr, mut row_bytes) = (w.buf.address, w.row_bytes);
             let mut _scratch = None;
             // Rows of f16 too large for one allocation dequantize inside the mat-mul instead.
             let f16_bytes = (rows * cols * 2) as u64;
@@ -2060,15 +2060,19 @@ impl VulkanBackend {
                     }
                 };
                 wty = GgmlType::F16;
-                push = Push::new()
-                    .addr(addr)
+                (waddr, row_bytes) = (addr, 2 * cols as u64);
+            }
+            let push = |y: u64, kchunk: usize| {
+                Push::new()
+                    .addr(waddr)
                     .addr(xa)
-                    .addr(out.addr())
+                    .addr(y)
                     .u32(cols as u32)
                     .u32(rows as u32)
-                    .u32(2 * cols as u32)
-                    .u32(x.rows as u32);
-            }
+                    .u32(row_bytes as u32)
+                    .u32(x.rows as u32)
+                    .u32(kchunk as u32)
+            };
             // A workgroup: 16·TM·SGN tokens × 64·SGM rows. (A smaller tile where this one makes
             // fewer than 256 workgroups, e.g. 4,096 rows of a 512-token prompt, measured slower
             // on the H200: Qwen3-8B pp512 7,830 / 7,814 tok/s against 6,416 / 6,429 for 1x64x4,
@@ -2083,7 +2087,20 @@ impl VulkanBackend {
                 bk = 32;
             }
             let spec = [wg, sgm, bk, 1, tm, 0]; // XH: the activations arrive as f16
+            let splits = self.split_k(g[0] as usize * tiles, x.rows, rows, cols, bk as usize);
+            if splits == 1 {
+                let push = push(out.addr(), 0);
+                self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
+                return out;
+            }
+            // Split-K: each of `splits` workgroups of a tile takes a run of the columns into
+            // a slab of its own, added up in slab order.
+            let kchunk = cols.div_ceil(splits).next_multiple_of(bk as usize);
+            let part = self.new_tensor(splits * x.rows, rows);
+            let push = push(part.addr(), kchunk);
+            let g = [g[0], tiles as u32, splits as u32];
             self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
+            self.split_sum(&part, out.addr(), out.len(), splits, false);
             return out;
         }
         // Few rows (an MoE router) would leave most of the device idle in matmul.comp's
@@ -2793,6 +2810,37 @@ impl VulkanBackend {
         if let Some(((m, qb, sb), _)) = target {
             self.quant_primed(out, m, qb, sb);
         }
+    }
+
+    /// Runs of columns a prompt mat-mul of `tiles` workgroups splits into (`VulkanOptions::
+    /// split_k`): the fewest, in powers of two up to 8, that make 256 workgroups, each run at
+    /// least 512 columns and a whole number of BK steps; 1 where the tiles are enough already,
+    /// or the slabs would pass 4 GiB or the grid's rows.
+    fn split_k(&self, tiles: usize, ntok: usize, rows: usize, cols: usize, bk: usize) -> usize {
+        if !self.tune.split_k || rows.div_ceil(64) > 65535 {
+            return 1;
+        }
+        let mut s = 1;
+        while s < 8 && tiles * s < 256 && cols / (2 * s) >= 512.max(bk) {
+            s *= 2;
+        }
+        let bytes = (s * ntok * rows * 4) as u64;
+        if bytes >= 1 << 32 || bytes > self.ctx.max_buffer_bytes() {
+            return 1;
+        }
+        s
+    }
+
+    /// `split_sum.comp`: the `nsplit` slabs of `part` added up into `y` (`n` values), onto
+    /// its own values with `add`.
+    fn split_sum(&self, part: &VkTensor, y: u64, n: usize, nsplit: usize, add: bool) {
+        let push = Push::new()
+            .addr(part.addr())
+            .addr(y)
+            .u32(n as u32)
+            .u32(nsplit as u32)
+            .u32(add as u32);
+        self.run("split_sum", 256, fold(n.div_ceil(1024)), push);
     }
 
     /// The cooperative-matrix prompt attention (`attn_fa`) compiled for this head dimension,
