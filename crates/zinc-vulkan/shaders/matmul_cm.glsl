@@ -193,14 +193,14 @@ void main() {
     }
 #else
     uint t0 = gl_WorkGroupID.x * BN;
-    if (t0 >= pc.ntok || r0 >= pc.nrows) {
-        return; // uniform over the workgroup
-    }
     if (pc.kchunk != 0u) {
         r0 = gl_WorkGroupID.y * BM;
         k_start = gl_WorkGroupID.z * pc.kchunk;
         k_end = min(k_start + pc.kchunk, pc.ncols);
         ybase = gl_WorkGroupID.z * pc.ntok * pc.nrows;
+    }
+    if (t0 >= pc.ntok || r0 >= pc.nrows) {
+        return; // uniform over the workgroup
     }
     wbase = 0u;
     tlen = min(BN, pc.ntok - t0);

@@ -2815,9 +2815,11 @@ impl VulkanBackend {
     /// Runs of columns a prompt mat-mul of `tiles` workgroups splits into (`VulkanOptions::
     /// split_k`): the fewest, in powers of two up to 8, that make 256 workgroups, each run at
     /// least 512 columns and a whole number of BK steps; 1 where the tiles are enough already,
-    /// or the slabs would pass 4 GiB or the grid's rows.
+    /// the outputs are no whole number of 4-value vectors, or the slabs would pass 4 GiB or
+    /// the grid's rows.
     fn split_k(&self, tiles: usize, ntok: usize, rows: usize, cols: usize, bk: usize) -> usize {
-        if !self.tune.split_k || rows.div_ceil(64) > 65535 {
+        // split_sum.comp adds 4 values an invocation.
+        if !self.tune.split_k || rows.div_ceil(64) > 65535 || (ntok * rows) % 4 != 0 {
             return 1;
         }
         let mut s = 1;
