@@ -2819,7 +2819,7 @@ impl VulkanBackend {
     /// the grid's rows.
     fn split_k(&self, tiles: usize, ntok: usize, rows: usize, cols: usize, bk: usize) -> usize {
         // split_sum.comp adds 4 values an invocation.
-        if !self.tune.split_k || rows.div_ceil(64) > 65535 || (ntok * rows) % 4 != 0 {
+        if !self.tune.split_k || rows.div_ceil(64) > 65535 || !(ntok * rows).is_multiple_of(4) {
             return 1;
         }
         let mut s = 1;
