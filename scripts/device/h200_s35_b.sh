@@ -2,7 +2,8 @@
 # Session 35, second call (carry .gl, .dev and .lbin): the prompt's q/k prep a subgroup a head
 # (qk_prep_rows.comp) held to the bit of rms_norm + rope by the selftest, against qk_prep.comp
 # (--vk-prep-rows false) alternating on both models' prompt 512; split-K for the prompt
-# mat-muls of fewer than 256 workgroups (selftest, and against --vk-split-k false on both
+# mat-muls of fewer than 256 workgroups, the o and down projections' residual added by its sum
+# (selftest, and against --vk-split-k false on both
 # models' prompt 512); the 8B prompt's profile, then
 # the side-by-side with llama.cpp's CUDA build (vs_llama) with the one-pass prompt attention
 # (attn_fa.comp, first call: 8B pp512 10,828 against 9,947 with the two-pass attn_cm).

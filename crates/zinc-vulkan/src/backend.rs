@@ -1987,6 +1987,13 @@ impl VulkanBackend {
 
     /// `y = W · x` for rows of a (possibly expert-offset) weight.
     fn project(&self, w: &VkWeight, x: &VkTensor) -> VkTensor {
+        self.project_to(w, x, None).0
+    }
+
+    /// `project`; with `acc` (the address of a tensor of the output's shape), split-K's slabs
+    /// may be added onto it in place: then the second value is true and `acc` holds
+    /// `acc + W · x` (the output tensor is left unwritten), else the caller adds the output.
+    fn project_to(&self, w: &VkWeight, x: &VkTensor, acc: Option<u64>) -> (VkTensor, bool) {
         let (rows, cols) = (w.rows(), w.cols());
         let out = self.new_tensor(x.rows, rows);
         let float_weight = is_float(w.ty);
@@ -1996,7 +2003,7 @@ impl VulkanBackend {
             && (!float_weight || w.ty == GgmlType::F16)
             && cols.is_multiple_of(32);
         if !cooperative && self.tune.int_dot && self.matvecq(w, x, out.addr(), false, None) {
-            return out;
+            return (out, false);
         }
         // An F32 mat-vec (an MoE router) of a deferred norm applies its scale itself.
         let scale = x
@@ -2009,16 +2016,18 @@ impl VulkanBackend {
         // The cooperative-matrix mat-mul reads them as f16 (`matmul_cm.comp`'s XH).
         // (Every weight that goes there has a rounding: F32 weights do not.)
         let xa = self.dot_input(w.ty, x, cooperative).unwrap_or(x.key());
-        // What follows writes only fresh buffers (the output, a scratch weight).
+        // What follows writes only fresh buffers (the output, a scratch weight) and `acc`,
+        // which is not `x`.
         let seq = self.rec().ops;
-        let y = self.project_rounded(w, x, xa, out, cooperative, scale.as_deref());
+        let y = self.project_rounded(w, x, xa, out, cooperative, scale.as_deref(), acc);
         self.round_still_valid(seq);
         y
     }
 
     /// `project` once the activations are rounded (at `xa`, as f16 pairs for the cooperative
     /// mat-mul; `x` gives the shape). `scale`: `xa` is a deferred norm's `z` (F32 weights, a
-    /// few rows: matvec.comp applies it).
+    /// few rows: matvec.comp applies it). `acc`: as `project_to`'s.
+    #[allow(clippy::too_many_arguments)]
     fn project_rounded(
         &self,
         w: &VkWeight,
@@ -2027,7 +2036,8 @@ impl VulkanBackend {
         out: VkTensor,
         cooperative: bool,
         scale: Option<&NormScale>,
-    ) -> VkTensor {
+        acc: Option<u64>,
+    ) -> (VkTensor, bool) {
         let (rows, cols) = (w.rows(), w.cols());
         let float_weight = is_float(w.ty);
         let push = Push::new()
@@ -2091,7 +2101,7 @@ impl VulkanBackend {
             if splits == 1 {
                 let push = push(out.addr(), 0);
                 self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
-                return out;
+                return (out, false);
             }
             // Split-K: each of `splits` workgroups of a tile takes a run of the columns into
             // a slab of its own, added up in slab order.
@@ -2100,8 +2110,15 @@ impl VulkanBackend {
             let push = push(part.addr(), kchunk);
             let g = [g[0], tiles as u32, splits as u32];
             self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
-            self.split_sum(&part, out.addr(), out.len(), splits, false);
-            return out;
+            // Onto a residual in place where there is one (its add folded into the sum).
+            self.split_sum(
+                &part,
+                acc.unwrap_or(out.addr()),
+                out.len(),
+                splits,
+                acc.is_some(),
+            );
+            return (out, acc.is_some());
         }
         // Few rows (an MoE router) would leave most of the device idle in matmul.comp's
         // 64 × 32 tiles (H200, Qwen3-30B-A3B's 128-row F32 router, 512 tokens: 616 µs): the
@@ -2115,7 +2132,7 @@ impl VulkanBackend {
             g[1] = x.rows.div_ceil(32) as u32;
             self.run(variant("matmul", w.ty), 256, g, push);
         }
-        out
+        (out, false)
     }
 
     /// matvec.comp: `out = W · x` for a few token rows, each in its own workgroups, the
@@ -3533,8 +3550,10 @@ impl Backend for VulkanBackend {
         let fits = acc.rows == x.rows && acc.cols == w.rows();
         if !(self.tune.int_dot && x.rows <= 4 && fits && self.matvecq(w, x, acc.addr(), true, None))
         {
-            let y = self.project(w, x);
-            self.add(acc, &y);
+            let (y, added) = self.project_to(w, x, fits.then(|| acc.addr()));
+            if !added {
+                self.add(acc, &y);
+            }
         }
     }
 
