@@ -2,9 +2,10 @@
 # Session 35, second call (carry .gl, .dev and .lbin). New since the first call: the prompt's
 # q/k prep a subgroup a head (qk_prep_rows.comp, `--vk-prep-rows`), and split-K for prompt
 # mat-muls of fewer than 256 workgroups with the o and down projections' residual added by its
-# sum (`--vk-split-k`). The selftest (split-K on and off), the side-by-side with llama.cpp's
-# CUDA build first (vs_llama; without split-K should it alone fail the selftest), then each
-# new piece against its option off, alternating, and the 8B prompt's profile.
+# sum (`--vk-split-k`). The selftest (split-K on and off), each new piece against its option
+# off on the 8B prompt (alternating), the side-by-side with llama.cpp's CUDA build (vs_llama;
+# without split-K should it alone fail the selftest), split-K on the MoE prompt, the 8B
+# prompt's profile.
 . scripts/device/common.sh
 R=$OUT; OUT=/tmp/o; mkdir -p $OUT
 synth
@@ -17,10 +18,10 @@ if grep -q FAIL $R/selftest.md && ! grep -q FAIL $OUT/st.md; then
   export VS_ZINC="--zinc-arg=--vk-split-k --zinc-arg=false"; echo "side-by-side without split-K"
 fi
 wait_synth
+ab "--vk-split-k true" "--vk-split-k false" -m /tmp/q8b.gguf -p 512 -n 0 -r 2
+ab "--vk-prep-rows true" "--vk-prep-rows false" -m /tmp/q8b.gguf -p 512 -n 0 -r 2
 llama_wait
 (OUT=$R; vs_llama)
-ab "--vk-split-k true" "--vk-split-k false" -m /tmp/q8b.gguf -p 512 -n 0 -r 3
-ab "--vk-prep-rows true" "--vk-prep-rows false" -m /tmp/q8b.gguf -p 512 -n 0 -r 3
 ab "--vk-split-k true" "--vk-split-k false" -m /tmp/moe.gguf -p 512 -n 0 -r 3
 timeout 120 $Z bench --backend vulkan -m /tmp/q8b.gguf -p 512 -n 0 -r 2 --profile \
   > $R/profile-q8b.md 2>&1; echo "profile rc=$?"
