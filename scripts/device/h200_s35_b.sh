@@ -17,7 +17,7 @@ echo "selftest, split-K off: rc=$? $(tail -1 $OUT/st.md)"; grep -i fail $OUT/st.
 if grep -q FAIL $R/selftest.md && ! grep -q FAIL $OUT/st.md; then
   export VS_ZINC="--zinc-arg=--vk-split-k --zinc-arg=false"; echo "side-by-side without split-K"
 fi
-wait_synth
+while pgrep -f "preset qwen3-8b" > /dev/null; do sleep 1; done
 ab "--vk-split-k true" "--vk-split-k false" -m /tmp/q8b.gguf -p 512 -n 0 -r 2
 ab "--vk-prep-rows true" "--vk-prep-rows false" -m /tmp/q8b.gguf -p 512 -n 0 -r 2
 llama_wait
@@ -26,5 +26,6 @@ llama_wait
 bw=4300; nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100 && bw=3350
 B="python3 scripts/bench_vs_llama.py --zinc $Z --llama-bench $LB --llama-arg=-fa --llama-arg=1 ${VS_ZINC:-}"
 $B -m /tmp/q8b.gguf -p 512 -n 128 -r 2 --bandwidth-gbs $bw --out $R/cuda-d0
+wait_synth
 $B -m /tmp/moe.gguf -p 512 -n 128 -r 2 --out $R/cuda-moe
 ab "--vk-split-k true" "--vk-split-k false" -m /tmp/moe.gguf -p 512 -n 0 -r 2
