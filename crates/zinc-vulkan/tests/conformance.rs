@@ -18,7 +18,8 @@ use common::{conforms, GPU_STYLE};
 /// slice per workgroup (`attn_direct`) and merges longer contexts' in attn_combine.comp (their
 /// slices four query heads a workgroup), its keys and values in one pass (`attn_one_pass`).
 /// The last runs the generic decode mat-vec with 4 rows per group of 8 lanes (rows past a matrix's end
-/// inside a group).
+/// inside a group). The GPU-style run also takes a prompt's q/k prep a subgroup a head
+/// (`prep_rows`, qk_prep_rows.comp).
 #[test]
 fn vulkan_backend_conforms_without_validation_errors() {
     for (tpr, int_dot, cpu_attention, decode, kquant, pieces) in [

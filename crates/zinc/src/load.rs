@@ -177,14 +177,10 @@ pub struct ModelArgs {
     /// tuning).
     #[arg(long, hide = true)]
     pub vk_matvec_tokens: Option<u32>,
-    /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (`false`: a
+    /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (`true`; default a
     /// workgroup a head; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_prep_rows: Option<bool>,
-    /// Vulkan prompts: split-K for cooperative-matrix mat-muls of few workgroups (`false`:
-    /// off; kernel comparisons).
-    #[arg(long, hide = true)]
-    pub vk_split_k: Option<bool>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -365,9 +361,6 @@ pub struct ModelArgsLite {
     /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (kernel checks).
     #[arg(long, hide = true)]
     pub vk_prep_rows: Option<bool>,
-    /// Vulkan prompts: split-K for mat-muls of few workgroups (kernel checks).
-    #[arg(long, hide = true)]
-    pub vk_split_k: Option<bool>,
     /// Vulkan: kernels left out or barriers reduced (`--vk-skip barrier-exec`: whether the
     /// results stay right without memory barriers).
     #[arg(long, hide = true, value_delimiter = ',')]
@@ -421,7 +414,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_router_wg: None,
         vk_matvec_tokens: None,
         vk_prep_rows: a.vk_prep_rows,
-        vk_split_k: a.vk_split_k,
         vk_route_rank: None,
         vk_router_first: None,
         vk_decode_two: None,
@@ -527,7 +519,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         router_wg: args.vk_router_wg,
         matvec_tokens: args.vk_matvec_tokens,
         prep_rows: args.vk_prep_rows,
-        split_k: args.vk_split_k,
         route_general: false,
         route_rank: args.vk_route_rank,
         router_first: args.vk_router_first,

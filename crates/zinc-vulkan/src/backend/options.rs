@@ -314,12 +314,10 @@ pub struct VulkanOptions {
     pub matvec_tokens: Option<u32>,
     /// Prompts' q/k norms, RoPE and K/V store a subgroup a head (`qk_prep_rows.comp`, the
     /// same bits as `qk_prep.comp`'s workgroup a head; subgroups of 8 to 64 lanes), kernel
-    /// comparisons. `None`: on.
+    /// comparisons. `None`: off — not yet measured on a GPU (session 35's device time ran out;
+    /// `qk_prep` took 61 µs a layer of the H100's Qwen3-8B prompt of 512, as much as the
+    /// attention). The conformance suite's GPU-style run on lavapipe takes it.
     pub prep_rows: Option<bool>,
-    /// Prompts' cooperative-matrix mat-muls of fewer than 256 workgroups (4,096-row weights
-    /// of a 512-token prompt) split their columns into runs of workgroups of their own, the
-    /// partial products added up in order by `split_sum.comp`; kernel comparisons. `None`: on.
-    pub split_k: Option<bool>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
@@ -456,8 +454,6 @@ pub(super) struct Tuning {
     pub(super) matvec_tokens: u32,
     /// See [`VulkanOptions::prep_rows`].
     pub(super) prep_rows: bool,
-    /// See [`VulkanOptions::split_k`].
-    pub(super) split_k: bool,
     /// See [`VulkanOptions::route_general`].
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -923,8 +919,7 @@ impl Tuning {
             router_stop: opts.router_stop,
             router_wg,
             matvec_tokens,
-            prep_rows: opts.prep_rows.unwrap_or(true),
-            split_k: opts.split_k.unwrap_or(true),
+            prep_rows: opts.prep_rows.unwrap_or(false),
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),

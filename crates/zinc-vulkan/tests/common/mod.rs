@@ -57,6 +57,9 @@ pub fn conforms(
         route_rank: Some(tpr != 64),
         router_wg: (tpr == 16).then_some(64),
         attn_merge: Some(tpr == 16),
+        // A prompt's q/k prep a subgroup a head (qk_prep_rows.comp, off by default) in the
+        // GPU-style run: the conformance's prompt cases hold it to the bit of the separate ops.
+        prep_rows: Some(tpr == 16),
         // Keys and values in one pass (a running softmax a key slot) in the last run, over
         // every slice: its four heads a workgroup, one slice of up to 1,024 keys and
         // attn_combine's slices past it, for heads of 8 × the lanes a key (64 wide and narrower
