@@ -1623,7 +1623,8 @@ impl VulkanBackend {
             .u32(half as u32);
         // A workgroup per block (modes 1, 2), or per 128 elements (3, 4).
         let groups = if block == 1 { n.div_ceil(128) } else { n };
-        self.run("act_quant", 64, fold(groups), push);
+        let sg = self.tune.act_quant_sg && self.tune.shuffle;
+        self.run_spec("act_quant", [64, sg as u32, 0], fold(groups), push);
         let addr = out.addr();
         *cache = Some(RoundCache {
             x: x.addr(),

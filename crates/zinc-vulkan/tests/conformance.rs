@@ -19,13 +19,15 @@ use common::{conforms, GPU_STYLE};
 /// slices four query heads a workgroup), its keys and values in one pass (`attn_one_pass`).
 /// The last runs the generic decode mat-vec with 4 rows per group of 8 lanes (rows past a matrix's end
 /// inside a group). The GPU-style run also takes a prompt's q/k prep a subgroup a head
-/// (`prep_rows`, qk_prep_rows.comp).
+/// (`prep_rows`, qk_prep_rows.comp); a second float run, with the GPUs' attention, rounds the
+/// activations with act_quant.comp's block maxima by subgroup shuffles (`act_quant_sg`).
 #[test]
 fn vulkan_backend_conforms_without_validation_errors() {
     for (tpr, int_dot, cpu_attention, decode, kquant, pieces) in [
         (1, true, true, None, None, None),
         GPU_STYLE,
         (64, false, true, None, None, None),
+        (64, false, false, None, None, None),
         (
             8,
             true,

@@ -181,6 +181,10 @@ pub struct ModelArgs {
     /// workgroup a head; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_prep_rows: Option<bool>,
+    /// Vulkan prompts: rounded activations' block maxima by subgroup shuffles (`true`; default
+    /// a shared-memory tree; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_act_quant_sg: Option<bool>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -361,6 +365,9 @@ pub struct ModelArgsLite {
     /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (kernel checks).
     #[arg(long, hide = true)]
     pub vk_prep_rows: Option<bool>,
+    /// Vulkan prompts: rounded activations' block maxima by subgroup shuffles (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_act_quant_sg: Option<bool>,
     /// Vulkan: kernels left out or barriers reduced (`--vk-skip barrier-exec`: whether the
     /// results stay right without memory barriers).
     #[arg(long, hide = true, value_delimiter = ',')]
@@ -414,6 +421,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_router_wg: None,
         vk_matvec_tokens: None,
         vk_prep_rows: a.vk_prep_rows,
+        vk_act_quant_sg: a.vk_act_quant_sg,
         vk_route_rank: None,
         vk_router_first: None,
         vk_decode_two: None,
@@ -519,6 +527,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         router_wg: args.vk_router_wg,
         matvec_tokens: args.vk_matvec_tokens,
         prep_rows: args.vk_prep_rows,
+        act_quant_sg: args.vk_act_quant_sg,
         route_general: false,
         route_rank: args.vk_route_rank,
         router_first: args.vk_router_first,

@@ -318,6 +318,12 @@ pub struct VulkanOptions {
     /// `qk_prep` took 61 µs a layer of the H100's Qwen3-8B prompt of 512, as much as the
     /// attention). The conformance suite's GPU-style run on lavapipe takes it.
     pub prep_rows: Option<bool>,
+    /// Prompts' rounded activations (`act_quant.comp`, Q8_0 and Q8_K blocks): each block's
+    /// largest magnitude found by subgroup shuffles and one barrier, where the shared-memory
+    /// tree takes a barrier a level (six at 64 invocations); the same element either way.
+    /// Kernel comparisons. `None`: off — not yet measured on a GPU (the H100's Qwen3-8B prompt
+    /// of 512: 12.5 µs a call, four a layer). The conformance suite's GPU-style run takes it.
+    pub act_quant_sg: Option<bool>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
@@ -454,6 +460,8 @@ pub(super) struct Tuning {
     pub(super) matvec_tokens: u32,
     /// See [`VulkanOptions::prep_rows`].
     pub(super) prep_rows: bool,
+    /// See [`VulkanOptions::act_quant_sg`].
+    pub(super) act_quant_sg: bool,
     /// See [`VulkanOptions::route_general`].
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -920,6 +928,7 @@ impl Tuning {
             router_wg,
             matvec_tokens,
             prep_rows: opts.prep_rows.unwrap_or(false),
+            act_quant_sg: opts.act_quant_sg.unwrap_or(false),
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),

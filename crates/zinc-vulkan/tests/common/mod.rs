@@ -60,6 +60,11 @@ pub fn conforms(
         // A prompt's q/k prep a subgroup a head (qk_prep_rows.comp, off by default) in the
         // GPU-style run: the conformance's prompt cases hold it to the bit of the separate ops.
         prep_rows: Some(tpr == 16),
+        // The float run with the GPUs' attention (whose f32 kernels read activations
+        // act_quant.comp rounds) finds their blocks' largest magnitudes by subgroup shuffles
+        // (its SG, off by default; the other float run keeps the tree): the same elements as
+        // the tree, so the same numbers.
+        act_quant_sg: Some(tpr == 64 && !cpu_attention),
         // Keys and values in one pass (a running softmax a key slot) in the last run, over
         // every slice: its four heads a workgroup, one slice of up to 1,024 keys and
         // attn_combine's slices past it, for heads of 8 × the lanes a key (64 wide and narrower
