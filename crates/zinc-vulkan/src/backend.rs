@@ -1988,6 +1988,13 @@ impl VulkanBackend {
 
     /// `y = W · x` for rows of a (possibly expert-offset) weight.
     fn project(&self, w: &VkWeight, x: &VkTensor) -> VkTensor {
+        self.project_to(w, x, None).0
+    }
+
+    /// `project`; with `acc` (the address of a tensor of the output's shape), split-K's slabs
+    /// may be added onto it in place: then the second value is true and `acc` holds
+    /// `acc + W · x` (the output tensor is left unwritten), else the caller adds the output.
+    fn project_to(&self, w: &VkWeight, x: &VkTensor, acc: Option<u64>) -> (VkTensor, bool) {
         let (rows, cols) = (w.rows(), w.cols());
         let out = self.new_tensor(x.rows, rows);
         let float_weight = is_float(w.ty);
@@ -1997,7 +2004,7 @@ impl VulkanBackend {
             && (!float_weight || w.ty == GgmlType::F16)
             && cols.is_multiple_of(32);
         if !cooperative && self.tune.int_dot && self.matvecq(w, x, out.addr(), false, None) {
-            return out;
+            return (out, false);
         }
         // An F32 mat-vec (an MoE router) of a deferred norm applies its scale itself.
         let scale = x
@@ -2010,16 +2017,18 @@ impl VulkanBackend {
         // The cooperative-matrix mat-mul reads them as f16 (`matmul_cm.comp`'s XH).
         // (Every weight that goes there has a rounding: F32 weights do not.)
         let xa = self.dot_input(w.ty, x, cooperative).unwrap_or(x.key());
-        // What follows writes only fresh buffers (the output, a scratch weight).
+        // What follows writes only fresh buffers (the output, a scratch weight) and `acc`,
+        // which is not `x`.
         let seq = self.rec().ops;
-        let y = self.project_rounded(w, x, xa, out, cooperative, scale.as_deref());
+        let y = self.project_rounded(w, x, xa, out, cooperative, scale.as_deref(), acc);
         self.round_still_valid(seq);
         y
     }
 
     /// `project` once the activations are rounded (at `xa`, as f16 pairs for the cooperative
     /// mat-mul; `x` gives the shape). `scale`: `xa` is a deferred norm's `z` (F32 weights, a
-    /// few rows: matvec.comp applies it).
+    /// few rows: matvec.comp applies it). `acc`: as `project_to`'s.
+    #[allow(clippy::too_many_arguments)]
     fn project_rounded(
         &self,
         w: &VkWeight,
@@ -2028,7 +2037,8 @@ impl VulkanBackend {
         out: VkTensor,
         cooperative: bool,
         scale: Option<&NormScale>,
-    ) -> VkTensor {
+        acc: Option<u64>,
+    ) -> (VkTensor, bool) {
         let (rows, cols) = (w.rows(), w.cols());
         let float_weight = is_float(w.ty);
         let push = Push::new()
@@ -2044,7 +2054,7 @@ impl VulkanBackend {
             // budget lasts, else a pool buffer (back to the pool once the mat-mul that reads it
             // is recorded: later commands wait for it).
             let mut wty = w.ty;
-            let mut push = push;
+            let (mut waddr, mut row_bytes) = (w.buf.address, w.row_bytes);
             let mut _scratch = None;
             // Rows of f16 too large for one allocation dequantize inside the mat-mul instead.
             let f16_bytes = (rows * cols * 2) as u64;
@@ -2061,15 +2071,18 @@ impl VulkanBackend {
                     }
                 };
                 wty = GgmlType::F16;
-                push = Push::new()
-                    .addr(addr)
+                (waddr, row_bytes) = (addr, 2 * cols as u64);
+            }
+            let push = |y: u64| {
+                Push::new()
+                    .addr(waddr)
                     .addr(xa)
-                    .addr(out.addr())
+                    .addr(y)
                     .u32(cols as u32)
                     .u32(rows as u32)
-                    .u32(2 * cols as u32)
-                    .u32(x.rows as u32);
-            }
+                    .u32(row_bytes as u32)
+                    .u32(x.rows as u32)
+            };
             // A workgroup: 16·TM·SGN tokens × 64·SGM rows. (A smaller tile where this one makes
             // fewer than 256 workgroups, e.g. 4,096 rows of a 512-token prompt, measured slower
             // on the H200: Qwen3-8B pp512 7,830 / 7,814 tok/s against 6,416 / 6,429 for 1x64x4,
@@ -2084,8 +2097,28 @@ impl VulkanBackend {
                 bk = 32;
             }
             let spec = [wg, sgm, bk, 1, tm, 0]; // XH: the activations arrive as f16
-            self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
-            return out;
+            let splits = self.split_k(g[0] as usize * tiles, x.rows, rows, cols, bk as usize);
+            if splits == 1 {
+                let push = push(out.addr());
+                self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
+                return (out, false);
+            }
+            // Split-K (matmul_cm_split): each of `splits` workgroups of a tile takes a run of
+            // the columns into a slab of its own, added up in slab order.
+            let kchunk = cols.div_ceil(splits).next_multiple_of(bk as usize);
+            let part = self.new_tensor(splits * x.rows, rows);
+            let push = push(part.addr()).u32(kchunk as u32);
+            let g = [g[0], tiles as u32, splits as u32];
+            self.run_ordered(variant("matmul_cm_split", wty), spec, g, push, None, false);
+            // Onto a residual in place where there is one (its add folded into the sum).
+            self.split_sum(
+                &part,
+                acc.unwrap_or(out.addr()),
+                out.len(),
+                splits,
+                acc.is_some(),
+            );
+            return (out, acc.is_some());
         }
         // Few rows (an MoE router) would leave most of the device idle in matmul.comp's
         // 64 × 32 tiles (H200, Qwen3-30B-A3B's 128-row F32 router, 512 tokens: 616 µs): the
@@ -2099,7 +2132,7 @@ impl VulkanBackend {
             g[1] = x.rows.div_ceil(32) as u32;
             self.run(variant("matmul", w.ty), 256, g, push);
         }
-        out
+        (out, false)
     }
 
     /// matvec.comp: `out = W · x` for a few token rows, each in its own workgroups, the
@@ -2796,6 +2829,39 @@ impl VulkanBackend {
         }
     }
 
+    /// Runs of columns a prompt mat-mul of `tiles` workgroups splits into (`VulkanOptions::
+    /// split_k`): the fewest, in powers of two up to 8, that make 256 workgroups, each run at
+    /// least 512 columns and a whole number of BK steps; 1 where the tiles are enough already,
+    /// the outputs are no whole number of 4-value vectors, or the slabs would pass 4 GiB or
+    /// the grid's rows.
+    fn split_k(&self, tiles: usize, ntok: usize, rows: usize, cols: usize, bk: usize) -> usize {
+        // split_sum.comp adds 4 values an invocation.
+        if !self.tune.split_k || rows.div_ceil(64) > 65535 || !(ntok * rows).is_multiple_of(4) {
+            return 1;
+        }
+        let mut s = 1;
+        while s < 8 && tiles * s < 256 && cols / (2 * s) >= 512.max(bk) {
+            s *= 2;
+        }
+        let bytes = (s * ntok * rows * 4) as u64;
+        if bytes >= 1 << 32 || bytes > self.ctx.max_buffer_bytes() {
+            return 1;
+        }
+        s
+    }
+
+    /// `split_sum.comp`: the `nsplit` slabs of `part` added up into `y` (`n` values), onto
+    /// its own values with `add`.
+    fn split_sum(&self, part: &VkTensor, y: u64, n: usize, nsplit: usize, add: bool) {
+        let push = Push::new()
+            .addr(part.addr())
+            .addr(y)
+            .u32(n as u32)
+            .u32(nsplit as u32)
+            .u32(add as u32);
+        self.run("split_sum", 256, fold(n.div_ceil(1024)), push);
+    }
+
     /// The cooperative-matrix prompt attention (`attn_fa`) compiled for this head dimension,
     /// where it applies (prompts of more than 4 rows, head dimensions 32, 64 or 128).
     fn attn_fa_variant(&self, rows: usize, head_dim: usize) -> Option<&'static str> {
@@ -3484,8 +3550,10 @@ impl Backend for VulkanBackend {
         let fits = acc.rows == x.rows && acc.cols == w.rows();
         if !(self.tune.int_dot && x.rows <= 4 && fits && self.matvecq(w, x, acc.addr(), true, None))
         {
-            let y = self.project(w, x);
-            self.add(acc, &y);
+            let (y, added) = self.project_to(w, x, fits.then(|| acc.addr()));
+            if !added {
+                self.add(acc, &y);
+            }
         }
     }
 

@@ -185,6 +185,10 @@ pub struct ModelArgs {
     /// a shared-memory tree; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_act_quant_sg: Option<bool>,
+    /// Vulkan prompts: split-K for cooperative-matrix mat-muls of few workgroups (`true`;
+    /// default off; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_split_k: Option<bool>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -368,6 +372,9 @@ pub struct ModelArgsLite {
     /// Vulkan prompts: rounded activations' block maxima by subgroup shuffles (kernel checks).
     #[arg(long, hide = true)]
     pub vk_act_quant_sg: Option<bool>,
+    /// Vulkan prompts: split-K for mat-muls of few workgroups (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_split_k: Option<bool>,
     /// Vulkan: kernels left out or barriers reduced (`--vk-skip barrier-exec`: whether the
     /// results stay right without memory barriers).
     #[arg(long, hide = true, value_delimiter = ',')]
@@ -422,6 +429,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_matvec_tokens: None,
         vk_prep_rows: a.vk_prep_rows,
         vk_act_quant_sg: a.vk_act_quant_sg,
+        vk_split_k: a.vk_split_k,
         vk_route_rank: None,
         vk_router_first: None,
         vk_decode_two: None,
@@ -528,6 +536,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         matvec_tokens: args.vk_matvec_tokens,
         prep_rows: args.vk_prep_rows,
         act_quant_sg: args.vk_act_quant_sg,
+        split_k: args.vk_split_k,
         route_general: false,
         route_rank: args.vk_route_rank,
         router_first: args.vk_router_first,

@@ -322,8 +322,16 @@ pub struct VulkanOptions {
     /// largest magnitude found by subgroup shuffles and one barrier, where the shared-memory
     /// tree takes a barrier a level (six at 64 invocations); the same element either way.
     /// Kernel comparisons. `None`: off — not yet measured on a GPU (the H100's Qwen3-8B prompt
-    /// of 512: 12.5 µs a call, four a layer). The conformance suite's GPU-style run takes it.
+    /// of 512: 12.5 µs a call, four a layer). The conformance suite's second float run takes
+    /// it.
     pub act_quant_sg: Option<bool>,
+    /// Prompts' cooperative-matrix mat-muls of fewer than 256 workgroups (4,096-row weights
+    /// of a 512-token prompt: 128 workgroups for an H100's 132 SMs) split their columns into
+    /// runs of workgroups of their own (`matmul_cm_split.comp`), the partial products added up
+    /// in order by `split_sum.comp` — onto the residual in place where the projection has one
+    /// (`matmul_add`); kernel comparisons. `None`: off — never yet run on a GPU (lavapipe has
+    /// no cooperative matrices).
+    pub split_k: Option<bool>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
@@ -462,6 +470,8 @@ pub(super) struct Tuning {
     pub(super) prep_rows: bool,
     /// See [`VulkanOptions::act_quant_sg`].
     pub(super) act_quant_sg: bool,
+    /// See [`VulkanOptions::split_k`].
+    pub(super) split_k: bool,
     /// See [`VulkanOptions::route_general`].
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -929,6 +939,7 @@ impl Tuning {
             matvec_tokens,
             prep_rows: opts.prep_rows.unwrap_or(false),
             act_quant_sg: opts.act_quant_sg.unwrap_or(false),
+            split_k: opts.split_k.unwrap_or(false),
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),
