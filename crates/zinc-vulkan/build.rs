@@ -38,6 +38,7 @@ const QUANT_ONLY: &[&str] = &[
 /// Shaders compiled as they are and once more for each of their entries here, with its
 /// defines, as `<name>_<suffix>`.
 const WITH_VARIANT: &[(&str, &str, &str)] = &[
+    ("act_quant", "sg", "#define SG_ON 1"),
     ("attn_dec", "prep", "#define PREP_ON 1"),
     ("attn_dec", "one", "#define ONE_PASS 1"),
     (

@@ -1,6 +1,8 @@
 #version 450
+#ifdef SG_ON
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 // act_quant.comp — rounds activations the way the CPU backend (and llama.cpp) quantizes them
 // before a quantized dot product, and writes the rounded values back as f32 ("fake
 // quantization"). Mat-vec and mat-mul then multiply these by dequantized weights, so the GPU
@@ -17,10 +19,11 @@
 //   2 Q8_K: blocks of 256; m = the value of largest |x| (first one), iscale = −127/m,
 //           q = min(roundEven(iscale·x), 127); o = q / iscale
 //   3 F16: o = x rounded to f16        4 BF16: o = x rounded to bf16 (nearest even)
-// Specialization constants: 0 = WG, the workgroup size (default 64, a power of two); 1 = SG,
-//   1 to find a block's largest magnitude by subgroup shuffles first and the subgroups' results
-//   after one barrier (the same element as the shared-memory tree: the largest, the first of
-//   equals), else the tree (a barrier a level).
+// Specialization constant 0: WG, the workgroup size (default 64, a power of two).
+// act_quant_sg (this file with SG_ON, build.rs): a block's largest magnitude found by subgroup
+//   shuffles first and the subgroups' winners after one barrier, where the shared-memory tree
+//   takes a barrier a level: the same element (the largest, the first of equals). A compiled
+//   variant, not a specialization constant: the driver keeps a constant's dead branch.
 // Dispatch, 1-D and z-folded (wg_linear()): one workgroup per block (modes 1, 2: its threads
 //   find the block's largest magnitude together, then round pairs each), or one per 2·WG
 //   elements (modes 3, 4).
@@ -28,7 +31,6 @@
 #include "common.glsl"
 
 layout(constant_id = 0) const uint WG = 64;
-layout(constant_id = 1) const uint SG = 0;
 layout(local_size_x_id = 0) in;
 
 layout(push_constant, std430) uniform PC {
@@ -98,52 +100,53 @@ void main() {
             at = i;
         }
     }
-    if (SG == 1u) {
-        // The same winner by shuffles within each subgroup, then over the subgroups' winners.
-        uint sgs = min(gl_SubgroupSize, WG);
-        for (uint st = 1u; st < sgs; st *= 2u) {
-            float a = subgroupShuffleXor(best, st);
-            uint j = subgroupShuffleXor(at, st);
-            if (a > best || (a == best && j < at)) {
-                best = a;
-                at = j;
-            }
+#ifdef SG_ON
+    uint sgs = min(gl_SubgroupSize, WG);
+    for (uint st = 1u; st < sgs; st *= 2u) {
+        float a = subgroupShuffleXor(best, st);
+        uint j = subgroupShuffleXor(at, st);
+        if (a > best || (a == best && j < at)) {
+            best = a;
+            at = j;
         }
-        if (gl_SubgroupInvocationID == 0u) {
-            s_abs[gl_SubgroupID] = best;
-            s_idx[gl_SubgroupID] = at;
-        }
-        barrier();
-        // Every invocation takes the winner of the subgroups' winners itself.
-        best = s_abs[0];
-        at = s_idx[0];
-        for (uint k = 1u; k < gl_NumSubgroups; k++) {
-            float a = s_abs[k];
-            uint j = s_idx[k];
-            if (a > best || (a == best && j < at)) {
-                best = a;
-                at = j;
-            }
-        }
-    } else {
-        s_abs[tid] = best;
-        s_idx[tid] = at;
-        for (uint st = WG / 2u; st > 0u; st >>= 1) {
-            barrier();
-            if (tid < st) {
-                float a = s_abs[tid + st];
-                uint j = s_idx[tid + st];
-                if (a > s_abs[tid] || (a == s_abs[tid] && j < s_idx[tid])) {
-                    s_abs[tid] = a;
-                    s_idx[tid] = j;
-                }
-            }
-        }
-        barrier();
-        best = s_abs[0];
-        at = s_idx[0];
     }
-    float amax = max(best, 0.0);
+    if (gl_SubgroupInvocationID == 0u) {
+        s_abs[gl_SubgroupID] = best;
+        s_idx[gl_SubgroupID] = at;
+    }
+    barrier();
+    // Every invocation takes the winner of the subgroups' winners itself.
+    best = s_abs[0];
+    at = s_idx[0];
+    for (uint k = 1u; k < gl_NumSubgroups; k++) {
+        float a = s_abs[k];
+        uint j = s_idx[k];
+        if (a > best || (a == best && j < at)) {
+            best = a;
+            at = j;
+        }
+    }
+#define WIN_ABS best
+#define WIN_IDX at
+#else
+    s_abs[tid] = best;
+    s_idx[tid] = at;
+    for (uint st = WG / 2u; st > 0u; st >>= 1) {
+        barrier();
+        if (tid < st) {
+            float a = s_abs[tid + st];
+            uint j = s_idx[tid + st];
+            if (a > s_abs[tid] || (a == s_abs[tid] && j < s_idx[tid])) {
+                s_abs[tid] = a;
+                s_idx[tid] = j;
+            }
+        }
+    }
+    barrier();
+#define WIN_ABS s_abs[0]
+#define WIN_IDX s_idx[0]
+#endif
+    float amax = max(WIN_ABS, 0.0);
     if (pc.mode == 1u) {
         float id = amax != 0.0 ? 127.0 / amax : 0.0;
         float d = round_f16(amax / 127.0);
@@ -153,7 +156,7 @@ void main() {
         }
         return;
     }
-    float m = pc.x.v[base + at];
+    float m = pc.x.v[base + WIN_IDX];
     if (amax == 0.0) {
         for (uint i = 2u * tid; i < bs; i += 2u * WG) {
             put2(base + i, 0.0, 0.0);

@@ -1624,7 +1624,8 @@ impl VulkanBackend {
         // A workgroup per block (modes 1, 2), or per 128 elements (3, 4).
         let groups = if block == 1 { n.div_ceil(128) } else { n };
         let sg = self.tune.act_quant_sg && self.tune.shuffle;
-        self.run_spec("act_quant", [64, sg as u32, 0], fold(groups), push);
+        let name = if sg { "act_quant_sg" } else { "act_quant" };
+        self.run(name, 64, fold(groups), push);
         let addr = out.addr();
         *cache = Some(RoundCache {
             x: x.addr(),

@@ -319,8 +319,9 @@ pub struct VulkanOptions {
     /// attention). The conformance suite's GPU-style run on lavapipe takes it.
     pub prep_rows: Option<bool>,
     /// Prompts' rounded activations (`act_quant.comp`, Q8_0 and Q8_K blocks): each block's
-    /// largest magnitude found by subgroup shuffles and one barrier, where the shared-memory
-    /// tree takes a barrier a level (six at 64 invocations); the same element either way.
+    /// largest magnitude found by subgroup shuffles and one barrier (`act_quant_sg`, a compiled
+    /// variant), where the shared-memory tree takes a barrier a level (six at 64 invocations);
+    /// the same element either way.
     /// Kernel comparisons. `None`: off — not yet measured on a GPU (the H100's Qwen3-8B prompt
     /// of 512: 12.5 µs a call, four a layer). The conformance suite's second float run takes
     /// it.
