@@ -3806,8 +3806,7 @@ impl Backend for VulkanBackend {
         let split_len = keys.div_ceil(MAX_SPLITS).next_multiple_of(SPLIT_LEN);
         // Addresses come first in every push-constant block: attn_split adds `part` after `pos`
         // and `split_len` after the scalars.
-        // `last`: attn_split's split_len, attn_fa's nsplit.
-        let push = |part: Option<u64>, last: u32| {
+        let push = |part: Option<u64>| {
             let mut pc = Push::new()
                 .addr(q.addr())
                 .addr(cache.k[layer].address)
@@ -3826,7 +3825,7 @@ impl Backend for VulkanBackend {
                 .u32(window)
                 .u32((max_pos + 1) as u32);
             match part {
-                Some(_) => pc.u32(last),
+                Some(_) => pc.u32(split_len as u32),
                 None => pc,
             }
         };
@@ -3834,13 +3833,13 @@ impl Backend for VulkanBackend {
             // Shapes attn_dec does not take: split keys, merged by attn_combine.
             let nsplit = keys.div_ceil(split_len);
             let part = self.new_tensor(p.n_head * nsplit, p.head_dim + 2);
-            let push = push(Some(part.addr()), split_len as u32);
+            let push = push(Some(part.addr()));
             self.run("attn_split", 64, [p.n_head as u32, 1, nsplit as u32], push);
             self.attn_combine(&part, &out, p, nsplit);
         } else if let Some(name) = self.attn_fa_variant(q.rows, p.head_dim) {
             // Prompts on cooperative matrices: 64 rows of a head a workgroup.
             let g = [p.n_head as u32, q.rows.div_ceil(64) as u32, 1];
-            self.run(name, 128, g, push(None, 0));
+            self.run(name, 128, g, push(None));
         } else {
             // 64 rows or more: four rows a workgroup (attention.comp's prompt path).
             let ry = if q.rows < 64 {
@@ -3848,12 +3847,7 @@ impl Backend for VulkanBackend {
             } else {
                 q.rows.div_ceil(4)
             };
-            self.run(
-                "attention",
-                64,
-                [p.n_head as u32, ry as u32, 1],
-                push(None, 0),
-            );
+            self.run("attention", 64, [p.n_head as u32, ry as u32, 1], push(None));
         }
         out
     }
