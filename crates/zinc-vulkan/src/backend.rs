@@ -561,6 +561,9 @@ struct RoundCache {
     half: bool,
     seq: u64,
     out: VkTensor,
+    /// A mat-mul has read it since it was made, with nothing but such mat-muls (and split-K's
+    /// sums) recorded since: a later reader writing a fresh output may go beside them.
+    used: bool,
 }
 
 /// What a fused RMSNorm (`matmul_add_norm`) leaves beside its `z`, for `n` values: `side`
@@ -1602,15 +1605,22 @@ impl VulkanBackend {
     /// With `half`, the rounded values come as f16 pairs (the cooperative-matrix mat-mul's
     /// input; `x.len()` even).
     fn dot_input(&self, ty: GgmlType, x: &VkTensor, half: bool) -> Option<u64> {
+        self.dot_input_used(ty, x, half).map(|(a, _)| a)
+    }
+
+    /// `dot_input`, and whether an earlier mat-mul read the same rounding with nothing else
+    /// recorded since (`RoundCache::used`).
+    fn dot_input_used(&self, ty: GgmlType, x: &VkTensor, half: bool) -> Option<(u64, bool)> {
         let (mode, block) = act_mode(ty)?;
         self.settle(x);
         // q, k and v (gate and up) round the same input: once, kept while it stays current.
         let mut cache = self.rcache.lock().unwrap_or_else(|e| e.into_inner());
         let ops = self.rec().ops;
-        if let Some(c) = cache.as_ref() {
+        if let Some(c) = cache.as_mut() {
             let same = c.x == x.addr() && c.len == x.len() && c.mode == mode && c.half == half;
             if same && c.seq == ops {
-                return Some(c.out.addr());
+                let used = std::mem::replace(&mut c.used, true);
+                return Some((c.out.addr(), used));
             }
         }
         let out = self.new_tensor(x.rows, x.cols);
@@ -1634,8 +1644,9 @@ impl VulkanBackend {
             half,
             seq: self.rec().ops,
             out,
+            used: true,
         });
-        Some(addr)
+        Some((addr, false))
     }
 
     /// After commands recorded since `seq` that wrote nothing but fresh outputs: a rounded
@@ -2017,18 +2028,23 @@ impl VulkanBackend {
         // The f32 kernels take the activations rounded as the CPU's dot product sees them.
         // The cooperative-matrix mat-mul reads them as f16 (`matmul_cm.comp`'s XH).
         // (Every weight that goes there has a rounding: F32 weights do not.)
-        let xa = self.dot_input(w.ty, x, cooperative).unwrap_or(x.key());
+        let (xa, used) = self
+            .dot_input_used(w.ty, x, cooperative)
+            .unwrap_or((x.key(), false));
         // What follows writes only fresh buffers (the output, a scratch weight) and `acc`,
         // which is not `x`.
         let seq = self.rec().ops;
-        let y = self.project_rounded(w, x, xa, out, cooperative, scale.as_deref(), acc);
+        let beside = used && self.tune.mm_beside;
+        let y = self.project_rounded(w, x, xa, out, cooperative, scale.as_deref(), acc, beside);
         self.round_still_valid(seq);
         y
     }
 
     /// `project` once the activations are rounded (at `xa`, as f16 pairs for the cooperative
     /// mat-mul; `x` gives the shape). `scale`: `xa` is a deferred norm's `z` (F32 weights, a
-    /// few rows: matvec.comp applies it). `acc`: as `project_to`'s.
+    /// few rows: matvec.comp applies it). `acc`: as `project_to`'s. `beside`: the cooperative
+    /// mat-mul goes beside the commands since the last barrier (`VulkanOptions::mm_beside`:
+    /// they wrote nothing it reads).
     #[allow(clippy::too_many_arguments)]
     fn project_rounded(
         &self,
@@ -2039,6 +2055,7 @@ impl VulkanBackend {
         cooperative: bool,
         scale: Option<&NormScale>,
         acc: Option<u64>,
+        beside: bool,
     ) -> (VkTensor, bool) {
         let (rows, cols) = (w.rows(), w.cols());
         let float_weight = is_float(w.ty);
@@ -2060,6 +2077,7 @@ impl VulkanBackend {
             // Rows of f16 too large for one allocation dequantize inside the mat-mul instead.
             let f16_bytes = (rows * cols * 2) as u64;
             let fits = f16_bytes <= self.ctx.max_buffer_bytes();
+            let ops0 = self.rec().ops;
             if self.tune.prompt_f16 && !float_weight && fits {
                 let addr = match self.f16_copy(w) {
                     Some(a) => a,
@@ -2098,10 +2116,14 @@ impl VulkanBackend {
                 bk = 32;
             }
             let spec = [wg, sgm, bk, 1, tm, 0]; // XH: the activations arrive as f16
+                                                // Not beside where a command was recorded for it here (the weight dequantized to
+                                                // f16 rows: it reads what that wrote).
+            let beside = beside && self.rec().ops == ops0;
             let splits = self.split_k(g[0] as usize * tiles, x.rows, rows, cols, bk as usize);
             if splits == 1 {
                 let push = push(out.addr());
-                self.run_ordered(variant("matmul_cm", wty), spec, g, push, None, false);
+                let name = variant("matmul_cm", wty);
+                self.run_ordered(name, spec, g, push, Some(out.addr()), beside);
                 return (out, false);
             }
             // Split-K (matmul_cm_split): each of `splits` workgroups of a tile takes a run of
@@ -2110,7 +2132,8 @@ impl VulkanBackend {
             let part = self.new_tensor(splits * x.rows, rows);
             let push = push(part.addr()).u32(kchunk as u32);
             let g = [g[0], tiles as u32, splits as u32];
-            self.run_ordered(variant("matmul_cm_split", wty), spec, g, push, None, false);
+            let name = variant("matmul_cm_split", wty);
+            self.run_ordered(name, spec, g, push, Some(part.addr()), beside);
             // Onto a residual in place where there is one (its add folded into the sum).
             self.split_sum(
                 &part,
@@ -2860,7 +2883,16 @@ impl VulkanBackend {
             .u32(n as u32)
             .u32(nsplit as u32)
             .u32(add as u32);
-        self.run("split_sum", 256, fold(n.div_ceil(1024)), push);
+        // (Its write declared: the next mat-mul of the same rounding may go beside it.)
+        let spec = [256, 0, 0, 0, 0, 0];
+        self.run_ordered(
+            "split_sum",
+            spec,
+            fold(n.div_ceil(1024)),
+            push,
+            Some(y),
+            false,
+        );
     }
 
     /// The cooperative-matrix prompt attention (`attn_fa`) compiled for this head dimension,

@@ -189,6 +189,10 @@ pub struct ModelArgs {
     /// default off; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_split_k: Option<bool>,
+    /// Vulkan prompts: mat-muls of one rounded input (k and v after q, up after gate) beside
+    /// each other, no barrier between (`true`; default off; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_mm_beside: Option<bool>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -375,6 +379,9 @@ pub struct ModelArgsLite {
     /// Vulkan prompts: split-K for mat-muls of few workgroups (kernel checks).
     #[arg(long, hide = true)]
     pub vk_split_k: Option<bool>,
+    /// Vulkan prompts: mat-muls of one rounded input beside each other (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_mm_beside: Option<bool>,
     /// Vulkan: kernels left out or barriers reduced (`--vk-skip barrier-exec`: whether the
     /// results stay right without memory barriers).
     #[arg(long, hide = true, value_delimiter = ',')]
@@ -430,6 +437,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_prep_rows: a.vk_prep_rows,
         vk_act_quant_sg: a.vk_act_quant_sg,
         vk_split_k: a.vk_split_k,
+        vk_mm_beside: a.vk_mm_beside,
         vk_route_rank: None,
         vk_router_first: None,
         vk_decode_two: None,
@@ -537,6 +545,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         prep_rows: args.vk_prep_rows,
         act_quant_sg: args.vk_act_quant_sg,
         split_k: args.vk_split_k,
+        mm_beside: args.vk_mm_beside,
         route_general: false,
         route_rank: args.vk_route_rank,
         router_first: args.vk_router_first,

@@ -51,7 +51,9 @@ impl VulkanBackend {
         let cols = w.cols();
         let out = self.new_tensor(nslots, nrows);
         // The activations rounded as the CPU's dot product sees them, as f16 pairs.
-        let xa = self.dot_input(w.ty, x, true).unwrap_or(x.addr());
+        let (xa, used) = self
+            .dot_input_used(w.ty, x, true)
+            .unwrap_or((x.addr(), false));
         let seq = self.rec().ops;
         // The experts' kept f16 rows where there are some, else dequantized inside the mat-mul.
         let (waddr, wty, row_bytes) = match self.experts_f16(w) {
@@ -83,7 +85,11 @@ impl VulkanBackend {
             bk = 32;
         }
         let spec = [wg, sgm, bk, 1, self.tune.moe_tm, 0]; // XH: the activations arrive as f16
-        self.run_ordered(variant("moe_matmul_cm", wty), spec, g, push, None, false);
+                                                          // Beside an earlier reader of the same rounding (the up beside the gate), unless the
+                                                          // experts' f16 rows were made here (`VulkanOptions::mm_beside`).
+        let beside = used && self.tune.mm_beside && self.rec().ops == seq;
+        let name = variant("moe_matmul_cm", wty);
+        self.run_ordered(name, spec, g, push, Some(out.addr()), beside);
         self.round_still_valid(seq);
         out
     }

@@ -333,6 +333,12 @@ pub struct VulkanOptions {
     /// (`matmul_add`); kernel comparisons. `None`: off — never yet run on a GPU (lavapipe has
     /// no cooperative matrices).
     pub split_k: Option<bool>,
+    /// A prompt's cooperative-matrix mat-muls that read a rounding another one already read
+    /// since it was made (k and v after q, up after gate: fresh outputs, the same input) are
+    /// recorded beside it, with no barrier between: at a 512-token prompt Qwen3-8B's k and v
+    /// are 32 workgroups each, a quarter of an H100, each as long as q's 128. Kernel
+    /// comparisons. `None`: off — not yet measured on a GPU.
+    pub mm_beside: Option<bool>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
@@ -473,6 +479,8 @@ pub(super) struct Tuning {
     pub(super) act_quant_sg: bool,
     /// See [`VulkanOptions::split_k`].
     pub(super) split_k: bool,
+    /// See [`VulkanOptions::mm_beside`].
+    pub(super) mm_beside: bool,
     /// See [`VulkanOptions::route_general`].
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -941,6 +949,7 @@ impl Tuning {
             prep_rows: opts.prep_rows.unwrap_or(false),
             act_quant_sg: opts.act_quant_sg.unwrap_or(false),
             split_k: opts.split_k.unwrap_or(false),
+            mm_beside: opts.mm_beside.unwrap_or(false),
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),

@@ -1,0 +1,58 @@
+#!/bin/bash
+# Session 36's first call (carry .gl, .dev and .lbin), the most wanted first since a call may be
+# cut at its limit: the selftest with the four prompt options not yet run on a GPU
+# (`--vk-split-k`, `--vk-mm-beside`, `--vk-prep-rows`, `--vk-act-quant-sg`), each against its
+# option off on Qwen3-8B pp512 (alternating, twice); the side-by-side with llama.cpp's CUDA
+# build with those that won by more than 1% (where the selftest passed with all four on), then
+# the MoE's A/B of the winners, the router's bit-check and the default selftest.
+. scripts/device/common.sh
+R=$OUT; OUT=/tmp/o; mkdir -p $OUT
+synth
+llama_beside
+NEW="--vk-split-k true --vk-mm-beside true --vk-prep-rows true --vk-act-quant-sg true"
+timeout 60 $Z selftest --backend vulkan $NEW > $R/selftest-new.md 2>&1
+rc=$?
+echo "selftest, the four new options on: rc=$rc $(tail -1 $R/selftest-new.md)"
+grep -iE "fail" $R/selftest-new.md | head -5
+ok=0; [ $rc = 0 ] && ! grep -qiE "[1-9][0-9]* failed" $R/selftest-new.md && ok=1
+wait_synth
+# `tsj ARGS…`: one `zinc bench` on Vulkan, its first test's tok/s.
+tsj() {
+  timeout 90 $Z bench --backend vulkan "$@" -o json 2>/dev/null \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["avg_ts"])' 2>/dev/null || echo 0
+}
+# `pick OPT MODEL`: MODEL pp512 with `OPT true` and `OPT false`, alternating, twice; OPT goes to
+# WIN where its mean is more than 1% ahead.
+WIN=""
+pick() {
+  local o=$1 m=$2 a1 b1 a2 b2
+  a1=$(tsj -m $m -p 512 -n 0 -r 3 $o true); b1=$(tsj -m $m -p 512 -n 0 -r 3 $o false)
+  a2=$(tsj -m $m -p 512 -n 0 -r 3 $o true); b2=$(tsj -m $m -p 512 -n 0 -r 3 $o false)
+  local r=$(python3 -c "print(f'{($a1+$a2)/max($b1+$b2,1e-9):.4f}')")
+  echo "== $o on $m pp512: on $a1 / $a2, off $b1 / $b2 (ratio $r)"
+  python3 -c "import sys; sys.exit(0 if $r > 1.01 else 1)" && WIN="$WIN $o true"
+}
+pick --vk-split-k /tmp/q8b.gguf
+pick --vk-mm-beside /tmp/q8b.gguf
+pick --vk-prep-rows /tmp/q8b.gguf
+pick --vk-act-quant-sg /tmp/q8b.gguf
+[ $ok = 1 ] || WIN=""
+echo "winners (selftest ok=$ok):$WIN"
+if [ -n "$WIN" ]; then
+  a1=$(tsj -m /tmp/q8b.gguf -p 512 -n 0 -r 3 $WIN); b1=$(tsj -m /tmp/q8b.gguf -p 512 -n 0 -r 3)
+  echo "== 8B pp512, winners together: $a1 against $b1"
+  a1=$(tsj -m /tmp/moe.gguf -p 512 -n 0 -r 3 $WIN); b1=$(tsj -m /tmp/moe.gguf -p 512 -n 0 -r 3)
+  a2=$(tsj -m /tmp/moe.gguf -p 512 -n 0 -r 3 $WIN); b2=$(tsj -m /tmp/moe.gguf -p 512 -n 0 -r 3)
+  echo "== MoE pp512, winners together: $a1 / $a2 against $b1 / $b2"
+fi
+llama_wait
+VS_ZINC=$(for w in $WIN; do printf -- "--zinc-arg=%s " $w; done)
+echo "vs_llama with: $VS_ZINC"
+(OUT=$R; vs_llama)
+T=$(seq -s, 11 30)
+for n in 1 8; do
+  timeout 60 $Z logits --backend vulkan -m /tmp/moe.gguf --tokens $T --vk-threads-per-row 16 \
+    --vk-matvec-tokens $n -o /tmp/l$n.json > /dev/null 2>&1; echo "logits $n rc=$?"
+done
+cmp /tmp/l1.json /tmp/l8.json && echo "router: same bits at 1 and 8 tokens a column"
+gpu_selftest; cp $OUT/selftest.md $R/
