@@ -20,6 +20,7 @@ const PER_FORMAT: &[&str] = &[
     "dequant_f16",
     "moe_matvecq",
     "moe_matmul_cm",
+    "moe_matmul_cm_skip",
 ];
 /// Shaders compiled once per head dimension (`HEAD_DIM`), as `<name>_<dim>`.
 const PER_HEAD_DIM: &[&str] = &["attn_fa"];
@@ -34,6 +35,7 @@ const QUANT_ONLY: &[&str] = &[
     "dequant_f16",
     "moe_matvecq",
     "moe_matmul_cm",
+    "moe_matmul_cm_skip",
 ];
 /// Shaders compiled as they are and once more for each of their entries here, with its
 /// defines, as `<name>_<suffix>`.
@@ -84,6 +86,7 @@ const FLOAT_EXTRA: &[(&str, &str)] = &[
     ("matmul_cm", "F16"),
     ("matmul_cm_split", "F16"),
     ("moe_matmul_cm", "F16"),
+    ("moe_matmul_cm_skip", "F16"),
 ];
 const FORMATS: &[&str] = &[
     "F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K",

@@ -1,18 +1,18 @@
 #!/bin/bash
 # Session 36's first call (carry .gl, .dev and .lbin), the most wanted first since a call may be
-# cut at its limit: the selftest with the four prompt options not yet run on a GPU
-# (`--vk-split-k`, `--vk-mm-beside`, `--vk-prep-rows`, `--vk-act-quant-sg`), each against its
-# option off on Qwen3-8B pp512 (alternating, twice); the side-by-side with llama.cpp's CUDA
+# cut at its limit: the selftest with the five prompt options not yet run on a GPU
+# (`--vk-split-k`, `--vk-mm-beside`, `--vk-prep-rows`, `--vk-act-quant-sg`, `--vk-moe-skip`),
+# each against its option off on Qwen3-8B pp512 (the last on Qwen3-30B-A3B; alternating, twice); the side-by-side with llama.cpp's CUDA
 # build with those that won by more than 1% (where the selftest passed with all four on), then
 # the MoE's A/B of the winners, the router's bit-check and the default selftest.
 . scripts/device/common.sh
 R=$OUT; OUT=/tmp/o; mkdir -p $OUT
 synth
 llama_beside
-NEW="--vk-split-k true --vk-mm-beside true --vk-prep-rows true --vk-act-quant-sg true"
+NEW="--vk-split-k true --vk-mm-beside true --vk-prep-rows true --vk-act-quant-sg true --vk-moe-skip true"
 timeout 60 $Z selftest --backend vulkan $NEW > $R/selftest-new.md 2>&1
 rc=$?
-echo "selftest, the four new options on: rc=$rc $(tail -1 $R/selftest-new.md)"
+echo "selftest, the five new options on: rc=$rc $(tail -1 $R/selftest-new.md)"
 grep -iE "fail" $R/selftest-new.md | head -5
 ok=0; [ $rc = 0 ] && ! grep -qiE "[1-9][0-9]* failed" $R/selftest-new.md && ok=1
 wait_synth
@@ -36,6 +36,7 @@ pick --vk-split-k /tmp/q8b.gguf
 pick --vk-mm-beside /tmp/q8b.gguf
 pick --vk-prep-rows /tmp/q8b.gguf
 pick --vk-act-quant-sg /tmp/q8b.gguf
+pick --vk-moe-skip /tmp/moe.gguf
 [ $ok = 1 ] || WIN=""
 echo "winners (selftest ok=$ok):$WIN"
 if [ -n "$WIN" ]; then

@@ -29,6 +29,8 @@
 // Dispatch: (ceil(ntok / BN), min(R, 65535), ceil(R / 65535)) with R = ceil(nrows / BM): the
 //   token tile is gl_WorkGroupID.x (fastest: the tiles that share a weight slice run together),
 //   the row tile y + z·65535. SPLIT_K: (ceil(ntok / BN), R, splits), R ≤ 65535.
+// SKIP_EMPTY (moe_matmul_cm_skip.comp): a subgroup makes no products for its 16-token tiles
+//   past the workgroup's tlen tokens, nor stores them (the same outputs).
 // MOE: x is a tile of moe_sort.comp's table (expert e, start, len: expert e's slots
 //   order[start .. start + len), at most BN), the weight rows row0 + r of expert e (byte
 //   e·expert_bytes), slot s reads x row (x_per_slot != 0 ? s : s / k) and writes y row s,
@@ -233,6 +235,15 @@ void main() {
     // fetch is issued before this step's multiplications, so its loads are in flight meanwhile.
     uvec4 wst[8]; // NWC weight chunks of 16 halves
     vec4 xst[32]; // NXC activation chunks of 8 floats
+#if defined(SKIP_EMPTY)
+    // This subgroup's 16-token tiles that hold any of the workgroup's tlen tokens (an expert's
+    // tile of 128 slots holds ~32 at a 512-token prompt of 128 experts, top 8): the others'
+    // products are zeros no one stores, so they are not made.
+    uint live = tq < tlen ? min(TM, (tlen - tq + 15u) / 16u) : 0u;
+#define IF_LIVE(i) if ((i) < live)
+#else
+#define IF_LIVE(i)
+#endif
     fetch(K_START, r0, tid, wst, xst);
     for (uint k0 = K_START; k0 < K_END; k0 += BK) {
         commit(tid, wst, xst);
@@ -241,19 +252,28 @@ void main() {
             fetch(k0 + BK, r0, tid, wst, xst);
         }
         [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
+#if defined(SKIP_EMPTY)
+            if (live == 0u) {
+                break; // uniform over the subgroup
+            }
+#endif
             CM_A a[TM];
             CM_B b[4];
             [[unroll]] for (uint i = 0u; i < TM; i++) {
                 // A: 16 tokens × 16 columns, row-major in Xs.
-                coopMatLoad(a[i], Xs, (tq + 16u * i) * LD + kk / 8u, LD, gl_CooperativeMatrixLayoutRowMajor);
+                IF_LIVE(i) {
+                    coopMatLoad(a[i], Xs, (tq + 16u * i) * LD + kk / 8u, LD, gl_CooperativeMatrixLayoutRowMajor);
+                }
             }
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 // B: 16 columns × 16 rows = Ws rows read as columns (column-major).
                 coopMatLoad(b[j], Ws, (rq + 16u * j) * LD + kk / 8u, LD, gl_CooperativeMatrixLayoutColumnMajor);
             }
             [[unroll]] for (uint i = 0u; i < TM; i++) {
-                [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                    acc[i][j] = coopMatMulAdd(a[i], b[j], acc[i][j]);
+                IF_LIVE(i) {
+                    [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                        acc[i][j] = coopMatMulAdd(a[i], b[j], acc[i][j]);
+                    }
                 }
             }
         }
@@ -262,6 +282,11 @@ void main() {
 
     // Each 16×16 result through this subgroup's staging tile, written with bounds checks.
     [[unroll]] for (uint i = 0u; i < TM; i++) {
+#if defined(SKIP_EMPTY)
+        if (i >= live) {
+            continue; // uniform over the subgroup: none of its tokens is stored
+        }
+#endif
         [[unroll]] for (uint j = 0u; j < 4u; j++) {
             coopMatStore(acc[i][j], Cs, sg * 256u, 16u, gl_CooperativeMatrixLayoutRowMajor);
             subgroupMemoryBarrierShared();

@@ -193,6 +193,10 @@ pub struct ModelArgs {
     /// each other, no barrier between (`true`; default off; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_mm_beside: Option<bool>,
+    /// Vulkan prompts: expert mat-muls skip the products of empty slot tiles (`true`; default
+    /// off; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_moe_skip: Option<bool>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -382,6 +386,9 @@ pub struct ModelArgsLite {
     /// Vulkan prompts: mat-muls of one rounded input beside each other (kernel checks).
     #[arg(long, hide = true)]
     pub vk_mm_beside: Option<bool>,
+    /// Vulkan prompts: expert mat-muls skip empty slot tiles (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_moe_skip: Option<bool>,
     /// Vulkan: kernels left out or barriers reduced (`--vk-skip barrier-exec`: whether the
     /// results stay right without memory barriers).
     #[arg(long, hide = true, value_delimiter = ',')]
@@ -438,6 +445,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_act_quant_sg: a.vk_act_quant_sg,
         vk_split_k: a.vk_split_k,
         vk_mm_beside: a.vk_mm_beside,
+        vk_moe_skip: a.vk_moe_skip,
         vk_route_rank: None,
         vk_router_first: None,
         vk_decode_two: None,
@@ -546,6 +554,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         act_quant_sg: args.vk_act_quant_sg,
         split_k: args.vk_split_k,
         mm_beside: args.vk_mm_beside,
+        moe_skip: args.vk_moe_skip,
         route_general: false,
         route_rank: args.vk_route_rank,
         router_first: args.vk_router_first,

@@ -339,6 +339,11 @@ pub struct VulkanOptions {
     /// are 32 workgroups each, a quarter of an H100, each as long as q's 128. Kernel
     /// comparisons. `None`: off — not yet measured on a GPU.
     pub mm_beside: Option<bool>,
+    /// A prompt's expert mat-muls (`moe_matmul_cm.comp`) skip the products of 16-slot tiles
+    /// past their workgroup's slots (`moe_matmul_cm_skip.comp`: an expert's tile of 128 slots
+    /// holds ~32 at a 512-token prompt of 128 experts, top 8); the same outputs. Kernel
+    /// comparisons. `None`: off — not yet measured on a GPU.
+    pub moe_skip: Option<bool>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
@@ -481,6 +486,8 @@ pub(super) struct Tuning {
     pub(super) split_k: bool,
     /// See [`VulkanOptions::mm_beside`].
     pub(super) mm_beside: bool,
+    /// See [`VulkanOptions::moe_skip`].
+    pub(super) moe_skip: bool,
     /// See [`VulkanOptions::route_general`].
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -950,6 +957,7 @@ impl Tuning {
             act_quant_sg: opts.act_quant_sg.unwrap_or(false),
             split_k: opts.split_k.unwrap_or(false),
             mm_beside: opts.mm_beside.unwrap_or(false),
+            moe_skip: opts.moe_skip.unwrap_or(false),
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),
