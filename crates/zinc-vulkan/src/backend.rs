@@ -564,6 +564,9 @@ struct RoundCache {
     /// A mat-mul has read it since it was made, with nothing but such mat-muls (and split-K's
     /// sums) recorded since: a later reader writing a fresh output may go beside them.
     used: bool,
+    /// Pool buffers its readers read, held until it is replaced (`keep_with_rounding`): the
+    /// next rounding's command comes after a barrier.
+    keep: Vec<VkTensor>,
 }
 
 /// What a fused RMSNorm (`matmul_add_norm`) leaves beside its `z`, for `n` values: `side`
@@ -1645,8 +1648,24 @@ impl VulkanBackend {
             seq: self.rec().ops,
             out,
             used: true,
+            keep: Vec::new(),
         });
         Some((addr, false))
+    }
+
+    /// A pool buffer read by a prompt mat-mul (split-K's slabs, a scratch f16 weight) held
+    /// while the current rounding is: with `mm_beside` the next mat-mul of that rounding runs
+    /// beside its reader, so handing the buffer out again before a barrier (the next
+    /// rounding's) would let that mat-mul overwrite it while it is read. Without the option (or
+    /// a rounding) it goes back to the pool now: later commands wait behind a barrier.
+    fn keep_with_rounding(&self, t: VkTensor) {
+        if !self.tune.mm_beside {
+            return;
+        }
+        let mut cache = self.rcache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = cache.as_mut() {
+            c.keep.push(t);
+        }
     }
 
     /// After commands recorded since `seq` that wrote nothing but fresh outputs: a rounded
@@ -2070,10 +2089,11 @@ impl VulkanBackend {
         if cooperative {
             // Optionally the weight as f16 rows first: a copy kept for later prompts while the
             // budget lasts, else a pool buffer (back to the pool once the mat-mul that reads it
-            // is recorded: later commands wait for it).
+            // is recorded: later commands wait for it — but not a mat-mul beside it, so with
+            // `mm_beside` it is held with the rounding, `keep_with_rounding`).
             let mut wty = w.ty;
             let (mut waddr, mut row_bytes) = (w.buf.address, w.row_bytes);
-            let mut _scratch = None;
+            let mut scratch = None;
             // Rows of f16 too large for one allocation dequantize inside the mat-mul instead.
             let f16_bytes = (rows * cols * 2) as u64;
             let fits = f16_bytes <= self.ctx.max_buffer_bytes();
@@ -2085,7 +2105,7 @@ impl VulkanBackend {
                         let h = self.new_tensor(rows, cols / 2);
                         self.dequant_f16(w, h.addr());
                         let a = h.addr();
-                        _scratch = Some(h);
+                        scratch = Some(h);
                         a
                     }
                 };
@@ -2115,15 +2135,19 @@ impl VulkanBackend {
             if !cols.is_multiple_of(bk as usize) {
                 bk = 32;
             }
-            let spec = [wg, sgm, bk, 1, tm, 0]; // XH: the activations arrive as f16
-                                                // Not beside where a command was recorded for it here (the weight dequantized to
-                                                // f16 rows: it reads what that wrote).
+            // XH: the activations arrive as f16.
+            let spec = [wg, sgm, bk, 1, tm, 0];
+            // Not beside where a command was recorded for it here (the weight dequantized to
+            // f16 rows: it reads what that wrote).
             let beside = beside && self.rec().ops == ops0;
             let splits = self.split_k(g[0] as usize * tiles, x.rows, rows, cols, bk as usize);
             if splits == 1 {
                 let push = push(out.addr());
                 let name = variant("matmul_cm", wty);
                 self.run_ordered(name, spec, g, push, Some(out.addr()), beside);
+                if let Some(h) = scratch {
+                    self.keep_with_rounding(h);
+                }
                 return (out, false);
             }
             // Split-K (matmul_cm_split): each of `splits` workgroups of a tile takes a run of
@@ -2142,6 +2166,10 @@ impl VulkanBackend {
                 splits,
                 acc.is_some(),
             );
+            self.keep_with_rounding(part);
+            if let Some(h) = scratch {
+                self.keep_with_rounding(h);
+            }
             return (out, acc.is_some());
         }
         // Few rows (an MoE router) would leave most of the device idle in matmul.comp's

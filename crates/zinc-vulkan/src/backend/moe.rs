@@ -84,9 +84,10 @@ impl VulkanBackend {
         if !cols.is_multiple_of(bk as usize) {
             bk = 32;
         }
-        let spec = [wg, sgm, bk, 1, self.tune.moe_tm, 0]; // XH: the activations arrive as f16
-                                                          // Beside an earlier reader of the same rounding (the up beside the gate), unless the
-                                                          // experts' f16 rows were made here (`VulkanOptions::mm_beside`).
+        // XH: the activations arrive as f16.
+        let spec = [wg, sgm, bk, 1, self.tune.moe_tm, 0];
+        // Beside an earlier reader of the same rounding (the up beside the gate), unless the
+        // experts' f16 rows were made here (`VulkanOptions::mm_beside`).
         let beside = used && self.tune.mm_beside && self.rec().ops == seq;
         let kernel = if self.tune.moe_skip {
             "moe_matmul_cm_skip"
