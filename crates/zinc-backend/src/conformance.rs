@@ -1341,6 +1341,43 @@ pub fn run<B: Backend>(
         }
     }
 
+    // A prompt's projections of one input recorded one after another, then a residual one (on
+    // a GPU with cooperative matrices and `mm_beside`, the later ones run beside the first
+    // with no barrier, and with `split_k` they split their columns: any buffer overwritten
+    // while read shows here): the same bits as each projection of a fresh copy on its own, the
+    // residual as that product added to it. (40 tokens of 37 rows: a whole number of split-K's
+    // 4-value vectors.)
+    for ntok in [40usize] {
+        let case = format!("prompt projections of one input cols={LONG_COLS} tokens={ntok}");
+        if !want(&case) {
+            continue;
+        }
+        let ws = ["Q4_K", "Q6_K", "Q5_K"]
+            .iter()
+            .map(|t| weight(&format!("long.{t}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        let x = randn(&mut rng, ntok * LONG_COLS);
+        let sep: Vec<f32> = ws
+            .iter()
+            .flat_map(|w| b.read(&b.matmul(w, &b.tensor_from(&x, ntok, LONG_COLS))))
+            .collect();
+        let a0 = randn(&mut rng, ntok * MM_ROWS);
+        let xt = b.tensor_from(&x, ntok, LONG_COLS);
+        let ys: Vec<_> = ws.iter().map(|w| b.matmul(w, &xt)).collect();
+        let mut acc = b.tensor_from(&a0, ntok, MM_ROWS);
+        b.matmul_add(&ws[0], &xt, &mut acc);
+        let got: Vec<f32> = ys.iter().flat_map(|y| b.read(y)).collect();
+        let sep64: Vec<f64> = sep.iter().map(|&v| v as f64).collect();
+        out.push(judge(format!("{case} together"), &got, &sep64, |_| 0.0));
+        let want_acc: Vec<f64> = a0.iter().zip(&sep).map(|(&a, &p)| (a + p) as f64).collect();
+        out.push(judge(
+            format!("{case} residual"),
+            &b.read(&acc),
+            &want_acc,
+            |_| 0.0,
+        ));
+    }
+
     // A gated FFN's gate and up projections with their activation (`gate_up_act`; on GPUs'
     // decode steps the activation and its quantization in the mat-vecs' tail): the same bits as
     // matmul, matmul and gated on the same backend, its down-projection the same as one of the
