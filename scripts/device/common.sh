@@ -101,3 +101,32 @@ vs_llama() {
   echo "== Qwen3-30B-A3B: prompt 512, generation 128"
   $B -m /tmp/moe.gguf -p 512 -n 128 -r 2 --out $OUT/cuda-moe
 }
+# The prompt options not yet run on a GPU (session 35's and 36's), all on.
+NEW_OPTS="--vk-split-k true --vk-mm-beside true --vk-prep-rows true --vk-act-quant-sg true --vk-moe-skip true"
+# `selftest_new`: `zinc selftest` on Vulkan with $NEW_OPTS, its report in $R/selftest-new.md;
+# sets ok=1 where it passed.
+selftest_new() {
+  timeout ${1:-60} $Z selftest --backend vulkan $NEW_OPTS > $R/selftest-new.md 2>&1
+  local rc=$?
+  echo "selftest, the new options on: rc=$rc $(tail -1 $R/selftest-new.md)"
+  grep -iE "fail" $R/selftest-new.md | head -5
+  ok=0; [ $rc = 0 ] && ! grep -qiE "[1-9][0-9]* failed" $R/selftest-new.md && ok=1
+}
+# Waits for `synth`'s Qwen3-8B file alone.
+wait_8b() {
+  while pgrep -f "preset qwen3-8b" > /dev/null; do sleep 2; done
+}
+# `tsj ARGS…`: one `zinc bench` on Vulkan, its first test's tok/s (0 where it failed).
+tsj() {
+  timeout 90 $Z bench --backend vulkan "$@" -o json 2>/dev/null \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["avg_ts"])' 2>/dev/null || echo 0
+}
+# `pick OPT MODEL`: MODEL pp512 with `OPT true`, then `OPT false` (session 35's alternating runs
+# agreed within 0.1%); OPT is added to WIN where it is more than 1% ahead.
+pick() {
+  local o=$1 m=$2 a1 b1 r
+  a1=$(tsj -m $m -p 512 -n 0 -r 3 $o true); b1=$(tsj -m $m -p 512 -n 0 -r 3 $o false)
+  r=$(python3 -c "print(f'{$a1/max($b1,1e-9):.4f}')")
+  echo "== $o on $m pp512: on $a1, off $b1 (ratio $r)"
+  python3 -c "import sys; sys.exit(0 if $r > 1.01 else 1)" && WIN="$WIN $o true"
+}

@@ -9,28 +9,9 @@
 R=$OUT; OUT=/tmp/o; mkdir -p $OUT
 synth
 llama_beside
-NEW="--vk-split-k true --vk-mm-beside true --vk-prep-rows true --vk-act-quant-sg true --vk-moe-skip true"
-timeout 60 $Z selftest --backend vulkan $NEW > $R/selftest-new.md 2>&1
-rc=$?
-echo "selftest, the five new options on: rc=$rc $(tail -1 $R/selftest-new.md)"
-grep -iE "fail" $R/selftest-new.md | head -5
-ok=0; [ $rc = 0 ] && ! grep -qiE "[1-9][0-9]* failed" $R/selftest-new.md && ok=1
-while pgrep -f "preset qwen3-8b" > /dev/null; do sleep 2; done
-# `tsj ARGS…`: one `zinc bench` on Vulkan, its first test's tok/s.
-tsj() {
-  timeout 90 $Z bench --backend vulkan "$@" -o json 2>/dev/null \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)["results"][0]["avg_ts"])' 2>/dev/null || echo 0
-}
-# `pick OPT MODEL`: MODEL pp512 with `OPT true`, then `OPT false` (session 35's alternating runs
-# agreed within 0.1%); OPT goes to WIN where it is more than 1% ahead.
+selftest_new
+wait_8b
 WIN=""
-pick() {
-  local o=$1 m=$2 a1 b1
-  a1=$(tsj -m $m -p 512 -n 0 -r 3 $o true); b1=$(tsj -m $m -p 512 -n 0 -r 3 $o false)
-  local r=$(python3 -c "print(f'{$a1/max($b1,1e-9):.4f}')")
-  echo "== $o on $m pp512: on $a1, off $b1 (ratio $r)"
-  python3 -c "import sys; sys.exit(0 if $r > 1.01 else 1)" && WIN="$WIN $o true"
-}
 pick --vk-split-k /tmp/q8b.gguf
 pick --vk-mm-beside /tmp/q8b.gguf
 pick --vk-prep-rows /tmp/q8b.gguf

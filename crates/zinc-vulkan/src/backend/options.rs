@@ -336,7 +336,8 @@ pub struct VulkanOptions {
     /// A prompt's cooperative-matrix mat-muls that read a rounding another one already read
     /// since it was made (k and v after q, up after gate: fresh outputs, the same input) are
     /// recorded beside it, with no barrier between: at a 512-token prompt Qwen3-8B's k and v
-    /// are 32 workgroups each, a quarter of an H100, each as long as q's 128. Kernel
+    /// are 32 workgroups each, a quarter of an H100, each walking every column as q's 128
+    /// do. Kernel
     /// comparisons. `None`: off — not yet measured on a GPU.
     pub mm_beside: Option<bool>,
     /// A prompt's expert mat-muls (`moe_matmul_cm.comp`) skip the products of 16-slot tiles
