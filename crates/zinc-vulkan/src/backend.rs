@@ -2140,7 +2140,13 @@ impl VulkanBackend {
             // Not beside where a command was recorded for it here (the weight dequantized to
             // f16 rows: it reads what that wrote).
             let beside = beside && self.rec().ops == ops0;
-            let splits = self.split_k(g[0] as usize * tiles, x.rows, rows, cols, bk as usize);
+            // With `mm_beside`, only a projection onto a residual splits unless `split_shared`
+            // (a split q would hold k, beside it, behind its sum).
+            let splits = if self.tune.mm_beside && acc.is_none() && !self.tune.split_shared {
+                1
+            } else {
+                self.split_k(g[0] as usize * tiles, x.rows, rows, cols, bk as usize)
+            };
             if splits == 1 {
                 let push = push(out.addr());
                 let name = variant("matmul_cm", wty);

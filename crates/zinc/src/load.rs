@@ -193,6 +193,10 @@ pub struct ModelArgs {
     /// each other, no barrier between (`true`; default off; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_mm_beside: Option<bool>,
+    /// Vulkan prompts: with split-K and beside mat-muls both on, split those of a shared
+    /// rounding too (`true`; default: only projections onto a residual; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_split_shared: Option<bool>,
     /// Vulkan prompts: expert mat-muls skip the products of empty slot tiles (`true`; default
     /// off; kernel comparisons).
     #[arg(long, hide = true)]
@@ -386,6 +390,9 @@ pub struct ModelArgsLite {
     /// Vulkan prompts: mat-muls of one rounded input beside each other (kernel checks).
     #[arg(long, hide = true)]
     pub vk_mm_beside: Option<bool>,
+    /// Vulkan prompts: split-K on shared roundings too (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_split_shared: Option<bool>,
     /// Vulkan prompts: expert mat-muls skip empty slot tiles (kernel checks).
     #[arg(long, hide = true)]
     pub vk_moe_skip: Option<bool>,
@@ -445,6 +452,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_act_quant_sg: a.vk_act_quant_sg,
         vk_split_k: a.vk_split_k,
         vk_mm_beside: a.vk_mm_beside,
+        vk_split_shared: a.vk_split_shared,
         vk_moe_skip: a.vk_moe_skip,
         vk_route_rank: None,
         vk_router_first: None,
@@ -554,6 +562,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         act_quant_sg: args.vk_act_quant_sg,
         split_k: args.vk_split_k,
         mm_beside: args.vk_mm_beside,
+        split_shared: args.vk_split_shared,
         moe_skip: args.vk_moe_skip,
         route_general: false,
         route_rank: args.vk_route_rank,

@@ -340,6 +340,11 @@ pub struct VulkanOptions {
     /// do. Kernel
     /// comparisons. `None`: off — not yet measured on a GPU.
     pub mm_beside: Option<bool>,
+    /// With both `split_k` and `mm_beside` on, split-K splits only projections onto a
+    /// residual (o and down, whose rounding nothing else reads): q, k and v (gate and up) go
+    /// beside each other whole, for a split one would hold the next behind its sum. `Some(true)`
+    /// splits those too. Kernel comparisons; `None`: off.
+    pub split_shared: Option<bool>,
     /// A prompt's expert mat-muls (`moe_matmul_cm.comp`) skip the products of 16-slot tiles
     /// past their workgroup's slots (`moe_matmul_cm_skip.comp`: an expert's tile of 128 slots
     /// holds ~32 at a 512-token prompt of 128 experts, top 8); the same outputs. Kernel
@@ -487,6 +492,8 @@ pub(super) struct Tuning {
     pub(super) split_k: bool,
     /// See [`VulkanOptions::mm_beside`].
     pub(super) mm_beside: bool,
+    /// See [`VulkanOptions::split_shared`].
+    pub(super) split_shared: bool,
     /// See [`VulkanOptions::moe_skip`].
     pub(super) moe_skip: bool,
     /// See [`VulkanOptions::route_general`].
@@ -958,6 +965,7 @@ impl Tuning {
             act_quant_sg: opts.act_quant_sg.unwrap_or(false),
             split_k: opts.split_k.unwrap_or(false),
             mm_beside: opts.mm_beside.unwrap_or(false),
+            split_shared: opts.split_shared.unwrap_or(false),
             moe_skip: opts.moe_skip.unwrap_or(false),
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
