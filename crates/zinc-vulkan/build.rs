@@ -80,7 +80,12 @@ const CLOCKED: &[&str] = &[
 ];
 const CLOCKED_FORMATS: &[&str] = &["F32", "F16", "Q8_0", "Q4_K", "Q6_K"];
 /// Kernels compiled for these formats only.
-const ONLY_FORMATS: &[(&str, &[&str])] = &[("matvec_dec", &["Q4_K", "Q6_K"])];
+const ONLY_FORMATS: &[(&str, &[&str])] = &[
+    ("matvec_dec", &["Q4_K", "Q6_K"]),
+    // Prompt weights go to the cooperative mat-mul as f16 rows (`prompt_f16`) where the add
+    // variant is taken.
+    ("matmul_cm_add", &["F16"]),
+];
 /// Exceptions to QUANT_ONLY: (shader, float format) pairs that are compiled.
 const FLOAT_EXTRA: &[(&str, &str)] = &[
     ("matmul_cm", "F16"),

@@ -29,6 +29,8 @@
 // Dispatch: (ceil(ntok / BN), min(R, 65535), ceil(R / 65535)) with R = ceil(nrows / BM): the
 //   token tile is gl_WorkGroupID.x (fastest: the tiles that share a weight slice run together),
 //   the row tile y + z·65535. SPLIT_K: (ceil(ntok / BN), R, splits), R ≤ 65535.
+// ADD_Y (matmul_cm_add.comp, dense only): y holds a residual, and each output is added onto it
+//   in place (y[i] = y[i] + (W·X)[i], each element by the one invocation that stores it).
 // SKIP_EMPTY (moe_matmul_cm_skip.comp): a subgroup makes no products for its 16-token tiles
 //   past the workgroup's tlen tokens, nor stores them (the same outputs).
 // MOE: x is a tile of moe_sort.comp's table (expert e, start, len: expert e's slots
@@ -295,7 +297,12 @@ void main() {
                 uint tt = tq + 16u * i + idx / 16u;
                 uint r = r0 + rq + 16u * j + idx % 16u;
                 if (tt < tlen && r < pc.nrows) {
+#if defined(ADD_Y)
+                    uint at = orow[tt] * pc.nrows + r;
+                    pc.y.v[at] = pc.y.v[at] + Cs[sg * 256u + idx];
+#else
                     pc.y.v[Y_AT(orow[tt] * pc.nrows + r)] = oscale * Cs[sg * 256u + idx];
+#endif
                 }
             }
             subgroupBarrier();

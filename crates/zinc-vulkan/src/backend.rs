@@ -2147,6 +2147,16 @@ impl VulkanBackend {
             } else {
                 self.split_k(g[0] as usize * tiles, x.rows, rows, cols, bk as usize)
             };
+            if splits == 1 && self.tune.mm_add && wty == GgmlType::F16 {
+                if let Some(acc) = acc {
+                    // Onto the residual in the store: it reads `acc`, so never beside.
+                    self.run_ordered("matmul_cm_add_F16", spec, g, push(acc), Some(acc), false);
+                    if let Some(h) = scratch {
+                        self.keep_with_rounding(h);
+                    }
+                    return (out, true);
+                }
+            }
             if splits == 1 {
                 let push = push(out.addr());
                 let name = variant("matmul_cm", wty);

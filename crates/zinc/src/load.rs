@@ -197,6 +197,10 @@ pub struct ModelArgs {
     /// rounding too (`true`; default: only projections onto a residual; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_split_shared: Option<bool>,
+    /// Vulkan prompts: o and down add onto the residual in their mat-mul's store (`true`;
+    /// default off; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_mm_add: Option<bool>,
     /// Vulkan prompts: expert mat-muls skip the products of empty slot tiles (`true`; default
     /// off; kernel comparisons).
     #[arg(long, hide = true)]
@@ -393,6 +397,9 @@ pub struct ModelArgsLite {
     /// Vulkan prompts: split-K on shared roundings too (kernel checks).
     #[arg(long, hide = true)]
     pub vk_split_shared: Option<bool>,
+    /// Vulkan prompts: residual adds in the mat-mul's store (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_mm_add: Option<bool>,
     /// Vulkan prompts: expert mat-muls skip empty slot tiles (kernel checks).
     #[arg(long, hide = true)]
     pub vk_moe_skip: Option<bool>,
@@ -453,6 +460,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_split_k: a.vk_split_k,
         vk_mm_beside: a.vk_mm_beside,
         vk_split_shared: a.vk_split_shared,
+        vk_mm_add: a.vk_mm_add,
         vk_moe_skip: a.vk_moe_skip,
         vk_route_rank: None,
         vk_router_first: None,
@@ -563,6 +571,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         split_k: args.vk_split_k,
         mm_beside: args.vk_mm_beside,
         split_shared: args.vk_split_shared,
+        mm_add: args.vk_mm_add,
         moe_skip: args.vk_moe_skip,
         route_general: false,
         route_rank: args.vk_route_rank,

@@ -345,6 +345,11 @@ pub struct VulkanOptions {
     /// beside each other whole, for a split one would hold the next behind its sum. `Some(true)`
     /// splits those too. Kernel comparisons; `None`: off.
     pub split_shared: Option<bool>,
+    /// A prompt's projections onto a residual (o and down, `matmul_add`) that split-K leaves
+    /// whole add their products onto it in their own store (`matmul_cm_add.comp`, f16 rows),
+    /// where a separate add takes a dispatch and a barrier more; the same bits. Kernel
+    /// comparisons; `None`: off — not yet measured on a GPU.
+    pub mm_add: Option<bool>,
     /// A prompt's expert mat-muls (`moe_matmul_cm.comp`) skip the products of 16-slot tiles
     /// past their workgroup's slots (`moe_matmul_cm_skip.comp`: an expert's tile of 128 slots
     /// holds ~32 at a 512-token prompt of 128 experts, top 8); the same outputs. Kernel
@@ -494,6 +499,8 @@ pub(super) struct Tuning {
     pub(super) mm_beside: bool,
     /// See [`VulkanOptions::split_shared`].
     pub(super) split_shared: bool,
+    /// See [`VulkanOptions::mm_add`].
+    pub(super) mm_add: bool,
     /// See [`VulkanOptions::moe_skip`].
     pub(super) moe_skip: bool,
     /// See [`VulkanOptions::route_general`].
@@ -966,6 +973,7 @@ impl Tuning {
             split_k: opts.split_k.unwrap_or(false),
             mm_beside: opts.mm_beside.unwrap_or(false),
             split_shared: opts.split_shared.unwrap_or(false),
+            mm_add: opts.mm_add.unwrap_or(false),
             moe_skip: opts.moe_skip.unwrap_or(false),
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
