@@ -1,5 +1,5 @@
 #!/bin/bash
-# Session 37's first call (session 36's, plus split-K only on residual projections while mm-beside is on, and the residual add in the mat-mul's store) (carry .gl, .dev and .lbin), the most wanted first since a call may be
+# Session 37's first call (session 36's, plus split-K only on residual projections while mm-beside is on, the residual add in the mat-mul's store, and the gated activation in its rounding's dispatch) (carry .gl, .dev and .lbin), the most wanted first since a call may be
 # cut at its limit: the selftest with the five prompt options not yet run on a GPU
 # (`--vk-split-k`, `--vk-mm-beside`, `--vk-prep-rows`, `--vk-act-quant-sg`, `--vk-moe-skip`),
 # each against its option off on Qwen3-8B pp512 (the last on Qwen3-30B-A3B); the side-by-side with llama.cpp's CUDA
@@ -13,7 +13,8 @@ selftest_new
 # split-K on shared roundings too, beside mat-muls (the race case of the conformance suite)
 timeout 40 $Z selftest --backend vulkan $NEW_OPTS --vk-split-shared true --filter "prompt projections" 2>&1 | tail -2
 # the residual added in the mat-mul's store (split-K off, so o and down take it)
-timeout 60 $Z selftest --backend vulkan --vk-mm-add true --vk-mm-beside true --filter prompt > $R/selftest-add.md 2>&1
+timeout 60 $Z selftest --backend vulkan --vk-mm-add true --vk-mm-beside true --vk-glu-round true --filter prompt > $R/selftest-add.md 2>&1
+timeout 60 $Z selftest --backend vulkan --vk-glu-round true --filter gate_up_act >> $R/selftest-add.md 2>&1 || echo "gate_up_act selftest rc=$?" >> $R/selftest-add.md
 add_rc=$?; echo "selftest mm-add: rc=$add_rc $(tail -1 $R/selftest-add.md)"; grep -i fail $R/selftest-add.md | head -3
 wait_8b
 WIN=""
@@ -21,7 +22,9 @@ pick --vk-split-k /tmp/q8b.gguf
 pick --vk-mm-beside /tmp/q8b.gguf
 pick --vk-prep-rows /tmp/q8b.gguf
 pick --vk-act-quant-sg /tmp/q8b.gguf
-[ $add_rc = 0 ] && ! grep -qiE "[1-9][0-9]* failed" $R/selftest-add.md && pick --vk-mm-add /tmp/q8b.gguf
+if [ $add_rc = 0 ] && ! grep -qiE "[1-9][0-9]* failed|rc=" $R/selftest-add.md; then
+  pick --vk-mm-add /tmp/q8b.gguf; pick --vk-glu-round /tmp/q8b.gguf
+fi
 wait_synth
 pick --vk-moe-skip /tmp/moe.gguf
 [ $ok = 1 ] || WIN=""

@@ -1383,10 +1383,14 @@ pub fn run<B: Backend>(
     // matmul, matmul and gated on the same backend, its down-projection the same as one of the
     // f32 activation read back, and SwiGLU against the reference.
     for ty in [GgmlType::Q4_K, GgmlType::Q6_K] {
+        // (40 tokens: a prompt's, whose activation Vulkan's `glu_round` computes in the
+        // dispatch that rounds it for the down-projection.)
         for (ntok, act) in [
             (1usize, GatedAct::SwiGlu),
             (3, GatedAct::SwiGlu),
             (1, GatedAct::GeGlu),
+            (40, GatedAct::SwiGlu),
+            (40, GatedAct::GeGlu),
         ] {
             let case = format!(
                 "gate_up_act {} rows={GLU_FF} tokens={ntok} {act:?}",

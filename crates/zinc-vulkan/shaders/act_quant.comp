@@ -24,6 +24,11 @@
 //   shuffles first and the subgroups' winners after one barrier, where the shared-memory tree
 //   takes a barrier a level: the same element (the largest, the first of equals). A compiled
 //   variant, not a specialization constant: the driver keeps a constant's dead branch.
+// act_quant_glu (this file with GLU, build.rs; modes 1 and 2 only): x is a gated FFN's gate and
+//   the block's values are act(gate) ⊙ up first (elementwise.comp's ops 4 and 5, act.glsl: the
+//   same bits), written to f as f32 and rounded from shared memory: a prompt's activation and
+//   its rounding for the down-projection in one dispatch. Push constants then: Floats x; Floats
+//   o; Floats u; Floats f; Floats table; uint n; uint mode; uint half_out; uint gelu.
 // Dispatch, 1-D and z-folded (wg_linear()): one workgroup per block (modes 1, 2: its threads
 //   find the block's largest magnitude together, then round pairs each), or one per 2·WG
 //   elements (modes 3, 4).
@@ -36,10 +41,27 @@ layout(local_size_x_id = 0) in;
 layout(push_constant, std430) uniform PC {
     Floats x;
     Floats o;
+#ifdef GLU
+    Floats u;
+    Floats f;
+    Floats table;
+#endif
     uint n;
     uint mode;
     uint half_out;
+#ifdef GLU
+    uint gelu;
+#endif
 } pc;
+
+#ifdef GLU
+#include "act.glsl"
+shared float s_val[256];
+// A block's values (base: its first element), computed once into shared memory.
+#define XV(j) s_val[(j) - base]
+#else
+#define XV(j) pc.x.v[j]
+#endif
 
 // The rounded values of elements i and i + 1 into o (f32, or one f16 word).
 void put2(uint i, float a, float b) {
@@ -90,11 +112,20 @@ void main() {
     }
     uint bs = pc.mode == 1u ? 32u : 256u;
     uint base = g * bs;
+#ifdef GLU
+    for (uint i = tid; i < bs; i += WG) {
+        float gv = pc.x.v[base + i];
+        float v = (pc.gelu != 0u ? gelu(pc.table, gv) : silu(gv)) * pc.u.v[base + i];
+        pc.f.v[base + i] = v;
+        s_val[i] = v;
+    }
+    barrier();
+#endif
     // The largest magnitude, and the first element that has it (Q8_K keeps its sign).
     float best = -1.0;
     uint at = 0u;
     for (uint i = tid; i < bs; i += WG) {
-        float a = abs(pc.x.v[base + i]);
+        float a = abs(XV(base + i));
         if (a > best) {
             best = a;
             at = i;
@@ -151,12 +182,12 @@ void main() {
         float id = amax != 0.0 ? 127.0 / amax : 0.0;
         float d = round_f16(amax / 127.0);
         for (uint i = 2u * tid; i < bs; i += 2u * WG) {
-            put2(base + i, d * roundEven(pc.x.v[base + i] * id),
-                 d * roundEven(pc.x.v[base + i + 1u] * id));
+            put2(base + i, d * roundEven(XV(base + i) * id),
+                 d * roundEven(XV(base + i + 1u) * id));
         }
         return;
     }
-    float m = pc.x.v[base + WIN_IDX];
+    float m = XV(base + WIN_IDX);
     if (amax == 0.0) {
         for (uint i = 2u * tid; i < bs; i += 2u * WG) {
             put2(base + i, 0.0, 0.0);
@@ -166,7 +197,7 @@ void main() {
     float iscale = -127.0 / m;
     float d = 1.0 / iscale;
     for (uint i = 2u * tid; i < bs; i += 2u * WG) {
-        put2(base + i, d * min(roundEven(iscale * pc.x.v[base + i]), 127.0),
-             d * min(roundEven(iscale * pc.x.v[base + i + 1u]), 127.0));
+        put2(base + i, d * min(roundEven(iscale * XV(base + i)), 127.0),
+             d * min(roundEven(iscale * XV(base + i + 1u)), 127.0));
     }
 }

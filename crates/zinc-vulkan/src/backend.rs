@@ -1653,6 +1653,60 @@ impl VulkanBackend {
         Some((addr, false))
     }
 
+    /// A prompt's gated activation with its rounding for the down-projection in one dispatch
+    /// (`VulkanOptions::glu_round`: `act_quant_glu`), that rounding made current as
+    /// `dot_input_used` would make it, for weights of `ty`'s rounding (the gate's: the down's
+    /// is the same in the usual mixes; where not, the down rounds again, the same numbers).
+    /// None where the option is off, the rows are few (decode steps quantize for `matvecq`),
+    /// or the rounding is not one of blocks.
+    fn gated_rounded(
+        &self,
+        g: &VkTensor,
+        u: &VkTensor,
+        act: GatedAct,
+        ty: GgmlType,
+    ) -> Option<VkTensor> {
+        let (mode, block) = act_mode(ty)?;
+        if !self.tune.glu_round || g.rows <= 4 || block == 1 || !g.len().is_multiple_of(block) {
+            return None;
+        }
+        self.settle(g);
+        self.settle(u);
+        // As `project_to` will read it: f16 pairs for the cooperative mat-mul.
+        let half = self.tune.coopmat && g.cols.is_multiple_of(32);
+        let out = self.new_tensor(g.rows, g.cols);
+        let r = self.new_tensor(g.rows, g.cols);
+        let push = Push::new()
+            .addr(g.addr())
+            .addr(r.addr())
+            .addr(u.addr())
+            .addr(out.addr())
+            .addr(self.gelu_table.address)
+            .u32((g.len() / block) as u32)
+            .u32(mode)
+            .u32(half as u32)
+            .u32((act == GatedAct::GeGlu) as u32);
+        let sg = self.tune.act_quant_sg && self.tune.shuffle;
+        let name = if sg {
+            "act_quant_glu_sg"
+        } else {
+            "act_quant_glu"
+        };
+        self.run(name, 64, fold(g.len() / block), push);
+        let mut cache = self.rcache.lock().unwrap_or_else(|e| e.into_inner());
+        *cache = Some(RoundCache {
+            x: out.addr(),
+            len: out.len(),
+            mode,
+            half,
+            seq: self.rec().ops,
+            out: r,
+            used: false,
+            keep: Vec::new(),
+        });
+        Some(out)
+    }
+
     /// A pool buffer read by a prompt mat-mul (split-K's slabs, a scratch f16 weight) held
     /// while the current rounding is: with `mm_beside` the next mat-mul of that rounding runs
     /// beside its reader, so handing the buffer out again before a barrier (the next
@@ -3673,6 +3727,9 @@ impl Backend for VulkanBackend {
         }
         let g = self.project(gate, x);
         let u = self.project(up, x);
+        if let Some(a) = self.gated_rounded(&g, &u, act, gate.ty) {
+            return a;
+        }
         self.gated(&g, &u, act)
     }
 

@@ -201,6 +201,10 @@ pub struct ModelArgs {
     /// default off; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_mm_add: Option<bool>,
+    /// Vulkan prompts: the gated activation computed by its rounding's dispatch (`true`;
+    /// default off; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_glu_round: Option<bool>,
     /// Vulkan prompts: expert mat-muls skip the products of empty slot tiles (`true`; default
     /// off; kernel comparisons).
     #[arg(long, hide = true)]
@@ -400,6 +404,9 @@ pub struct ModelArgsLite {
     /// Vulkan prompts: residual adds in the mat-mul's store (kernel checks).
     #[arg(long, hide = true)]
     pub vk_mm_add: Option<bool>,
+    /// Vulkan prompts: the gated activation in its rounding's dispatch (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_glu_round: Option<bool>,
     /// Vulkan prompts: expert mat-muls skip empty slot tiles (kernel checks).
     #[arg(long, hide = true)]
     pub vk_moe_skip: Option<bool>,
@@ -461,6 +468,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_mm_beside: a.vk_mm_beside,
         vk_split_shared: a.vk_split_shared,
         vk_mm_add: a.vk_mm_add,
+        vk_glu_round: a.vk_glu_round,
         vk_moe_skip: a.vk_moe_skip,
         vk_route_rank: None,
         vk_router_first: None,
@@ -572,6 +580,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         mm_beside: args.vk_mm_beside,
         split_shared: args.vk_split_shared,
         mm_add: args.vk_mm_add,
+        glu_round: args.vk_glu_round,
         moe_skip: args.vk_moe_skip,
         route_general: false,
         route_rank: args.vk_route_rank,

@@ -350,6 +350,11 @@ pub struct VulkanOptions {
     /// where a separate add takes a dispatch and a barrier more; the same bits. Kernel
     /// comparisons; `None`: off — not yet measured on a GPU.
     pub mm_add: Option<bool>,
+    /// A prompt's gated activation computed by the dispatch that rounds it for the
+    /// down-projection (`act_quant_glu`), where `elementwise` and `act_quant` take two; the
+    /// same bits. Kernel comparisons; `None`: off — not yet measured on a GPU. The conformance
+    /// suite's second float run takes it.
+    pub glu_round: Option<bool>,
     /// A prompt's expert mat-muls (`moe_matmul_cm.comp`) skip the products of 16-slot tiles
     /// past their workgroup's slots (`moe_matmul_cm_skip.comp`: an expert's tile of 128 slots
     /// holds ~32 at a 512-token prompt of 128 experts, top 8); the same outputs. Kernel
@@ -501,6 +506,8 @@ pub(super) struct Tuning {
     pub(super) split_shared: bool,
     /// See [`VulkanOptions::mm_add`].
     pub(super) mm_add: bool,
+    /// See [`VulkanOptions::glu_round`].
+    pub(super) glu_round: bool,
     /// See [`VulkanOptions::moe_skip`].
     pub(super) moe_skip: bool,
     /// See [`VulkanOptions::route_general`].
@@ -974,6 +981,7 @@ impl Tuning {
             mm_beside: opts.mm_beside.unwrap_or(false),
             split_shared: opts.split_shared.unwrap_or(false),
             mm_add: opts.mm_add.unwrap_or(false),
+            glu_round: opts.glu_round.unwrap_or(false),
             moe_skip: opts.moe_skip.unwrap_or(false),
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
