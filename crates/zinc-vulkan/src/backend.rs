@@ -1658,7 +1658,7 @@ impl VulkanBackend {
     /// `dot_input_used` would make it, for weights of `ty`'s rounding (the gate's: the down's
     /// is the same in the usual mixes; where not, the down rounds again, the same numbers).
     /// None where the option is off, the rows are few (decode steps quantize for `matvecq`),
-    /// or the rounding is not one of blocks.
+    /// nothing would read the rounding, or it is not one of blocks.
     fn gated_rounded(
         &self,
         g: &VkTensor,
@@ -1667,7 +1667,13 @@ impl VulkanBackend {
         ty: GgmlType,
     ) -> Option<VkTensor> {
         let (mode, block) = act_mode(ty)?;
-        if !self.tune.glu_round || g.rows <= 4 || block == 1 || !g.len().is_multiple_of(block) {
+        // (With integer dots and no cooperative matrices a prompt's down-projection quantizes
+        // for `matvecq` instead: the rounding would go unread.)
+        let read = self.tune.coopmat || !self.tune.int_dot;
+        if !self.tune.glu_round || !read || g.rows <= 4 || block == 1 {
+            return None;
+        }
+        if !g.len().is_multiple_of(block) {
             return None;
         }
         self.settle(g);
