@@ -1,0 +1,41 @@
+#!/bin/bash
+# Session 37's short call (h200_s37_a.sh without the side-by-side after 4,096 tokens, the winners together and the default selftest; for a call of ~6 minutes) (session 36's, plus split-K only on residual projections while mm-beside is on, the residual add in the mat-mul's store, and the gated activation in its rounding's dispatch) (carry .gl, .dev and .lbin), the most wanted first since a call may be
+# cut at its limit: the selftest with the five prompt options not yet run on a GPU
+# (`--vk-split-k`, `--vk-mm-beside`, `--vk-prep-rows`, `--vk-act-quant-sg`, `--vk-moe-skip`),
+# each against its option off on Qwen3-8B pp512 (the last on Qwen3-30B-A3B); the side-by-side with llama.cpp's CUDA
+# build with those that won by more than 1% (where the selftest passed with all five on), then
+# the winners together against none and the default selftest.
+. scripts/device/common.sh
+R=$OUT; OUT=/tmp/o; mkdir -p $OUT
+synth
+llama_beside
+selftest_new
+# split-K on shared roundings too, beside mat-muls (the race case of the conformance suite)
+timeout 40 $Z selftest --backend vulkan $NEW_OPTS --vk-split-shared true --filter "prompt projections" 2>&1 | tail -2
+# the residual added in the mat-mul's store (split-K off, so o and down take it)
+timeout 60 $Z selftest --backend vulkan --vk-mm-add true --vk-mm-beside true --vk-glu-round true --filter prompt > $R/selftest-add.md 2>&1 || echo "prompt selftest rc=$?" >> $R/selftest-add.md
+timeout 60 $Z selftest --backend vulkan --vk-glu-round true --filter gate_up_act >> $R/selftest-add.md 2>&1 || echo "gate_up_act selftest rc=$?" >> $R/selftest-add.md
+add_rc=0; grep -q "rc=" $R/selftest-add.md && add_rc=1
+echo "selftest mm-add, glu-round: $(grep -E 'cases|rc=' $R/selftest-add.md | tr '\n' ' ')"; grep -i fail $R/selftest-add.md | head -3
+wait_8b
+WIN=""
+pick --vk-split-k /tmp/q8b.gguf
+pick --vk-mm-beside /tmp/q8b.gguf
+pick --vk-prep-rows /tmp/q8b.gguf
+pick --vk-act-quant-sg /tmp/q8b.gguf
+if [ $add_rc = 0 ] && ! grep -qiE "[1-9][0-9]* failed|rc=" $R/selftest-add.md; then
+  pick --vk-mm-add /tmp/q8b.gguf; pick --vk-glu-round /tmp/q8b.gguf
+fi
+wait_synth
+pick --vk-moe-skip /tmp/moe.gguf
+[ $ok = 1 ] || WIN=""
+echo "winners (selftest ok=$ok):$WIN"
+llama_wait
+VS_ZINC=$(for w in $WIN; do printf -- "--zinc-arg=%s " $w; done)
+echo "vs_llama with: $VS_ZINC"
+bw=4300; nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H100 && bw=3350
+B="python3 scripts/bench_vs_llama.py --zinc $Z --llama-bench $LB --llama-arg=-fa --llama-arg=1 $VS_ZINC"
+echo "== Qwen3-8B: prompt 512, generation 128"
+$B -m /tmp/q8b.gguf -p 512 -n 128 -r 3 --bandwidth-gbs $bw --out $R/cuda-d0
+echo "== Qwen3-30B-A3B: prompt 512, generation 128"
+$B -m /tmp/moe.gguf -p 512 -n 128 -r 2 --out $R/cuda-moe
