@@ -43,6 +43,7 @@ const WITH_VARIANT: &[(&str, &str, &str)] = &[
     ("act_quant", "sg", "#define SG_ON 1"),
     ("act_quant", "glu", "#define GLU 1"),
     ("act_quant", "glu_sg", "#define GLU 1\n#define SG_ON 1"),
+    ("rms_norm", "round", "#define ROUND 1"),
     ("attn_dec", "prep", "#define PREP_ON 1"),
     ("attn_dec", "one", "#define ONE_PASS 1"),
     (

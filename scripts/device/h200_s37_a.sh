@@ -13,8 +13,10 @@ selftest_new
 # split-K on shared roundings too, beside mat-muls (the race case of the conformance suite)
 timeout 40 $Z selftest --backend vulkan $NEW_OPTS --vk-split-shared true --filter "prompt projections" 2>&1 | tail -2
 # the residual added in the mat-mul's store (split-K off, so o and down take it)
-timeout 60 $Z selftest --backend vulkan --vk-mm-add true --vk-mm-beside true --vk-glu-round true --filter prompt > $R/selftest-add.md 2>&1 || echo "prompt selftest rc=$?" >> $R/selftest-add.md
-timeout 60 $Z selftest --backend vulkan --vk-glu-round true --filter gate_up_act >> $R/selftest-add.md 2>&1 || echo "gate_up_act selftest rc=$?" >> $R/selftest-add.md
+timeout 60 $Z selftest --backend vulkan --vk-mm-add true --vk-mm-beside true --vk-glu-round true --vk-norm-round true --filter prompt > $R/selftest-add.md 2>&1 || echo "prompt selftest rc=$?" >> $R/selftest-add.md
+for f in gate_up_act "fused quantization"; do
+  timeout 60 $Z selftest --backend vulkan --vk-glu-round true --vk-norm-round true --filter "$f" >> $R/selftest-add.md 2>&1 || echo "$f selftest rc=$?" >> $R/selftest-add.md
+done
 add_rc=0; grep -q "rc=" $R/selftest-add.md && add_rc=1
 echo "selftest mm-add, glu-round: $(grep -E 'cases|rc=' $R/selftest-add.md | tr '\n' ' ')"; grep -i fail $R/selftest-add.md | head -3
 wait_8b
@@ -24,7 +26,7 @@ pick --vk-mm-beside /tmp/q8b.gguf
 pick --vk-prep-rows /tmp/q8b.gguf
 pick --vk-act-quant-sg /tmp/q8b.gguf
 if [ $add_rc = 0 ] && ! grep -qiE "[1-9][0-9]* failed|rc=" $R/selftest-add.md; then
-  pick --vk-mm-add /tmp/q8b.gguf; pick --vk-glu-round /tmp/q8b.gguf
+  pick --vk-mm-add /tmp/q8b.gguf; pick --vk-glu-round /tmp/q8b.gguf; pick --vk-norm-round /tmp/q8b.gguf
 fi
 wait_synth
 pick --vk-moe-skip /tmp/moe.gguf

@@ -1260,13 +1260,14 @@ pub fn run<B: Backend>(
     // projections, a gated activation read by the down-projection): the same numbers as the
     // f32 output read back and multiplied anew, and as the reference product.
     // (Rows of 2,304 take a norm workgroup of 512: a row in two workgroups, the second with
-    // 256 values.)
+    // 256 values. 40 tokens: a prompt's, whose pre-norm Vulkan's `norm_round` computes with
+    // the rounding its projections read, in the mode of the separate path's last rounding.)
     for (prefix, tys, cols) in [
         ("mm", ["Q4_K", "Q6_K", "Q5_K"], 512usize),
         ("mm", ["Q8_0", "Q4_0", "Q5_1"], 160),
         ("long", ["Q4_K", "Q6_K", "Q5_K"], LONG_COLS),
     ] {
-        for ntok in [1usize, 3] {
+        for ntok in [1usize, 3, 40] {
             let case = format!("fused quantization {} cols={cols} tokens={ntok}", tys[0]);
             if !want(&case) {
                 continue;

@@ -742,6 +742,9 @@ pub struct VulkanBackend {
     /// The activation mode (`act_mode`) the last quantized mat-vec asked for: kernels that end
     /// in a mat-vec's input (RMSNorm, gated activations) quantize their output that way too.
     last_mode: std::sync::atomic::AtomicU32,
+    /// The mode of the last prompt rounding `dot_input_used` made (0: none yet): a prompt's
+    /// pre-norm rounds its output that way too with `VulkanOptions::norm_round`.
+    last_round_mode: std::sync::atomic::AtomicU32,
     /// `attn_x32`: the chunk floats' address of the last decode attention output quantized in
     /// chunks of 32 for a K-quant reader, and whether such an output was ever quantized afresh
     /// by its reader (one not on matvec_dec: a Q5_K or Q3_K out-projection, a width
@@ -1017,6 +1020,7 @@ impl VulkanBackend {
             qcache: Mutex::new(None),
             rcache: Mutex::new(None),
             last_mode: Default::default(),
+            last_round_mode: Default::default(),
             attn_x32_at: Default::default(),
             attn_x32_refused: Default::default(),
             gelu_table,
@@ -1639,6 +1643,9 @@ impl VulkanBackend {
         let sg = self.tune.act_quant_sg && self.tune.shuffle;
         let name = if sg { "act_quant_sg" } else { "act_quant" };
         self.run(name, 64, fold(groups), push);
+        if x.rows > 4 {
+            self.last_round_mode.store(mode, Relaxed);
+        }
         let addr = out.addr();
         *cache = Some(RoundCache {
             x: x.addr(),
@@ -1711,6 +1718,58 @@ impl VulkanBackend {
             keep: Vec::new(),
         });
         Some(out)
+    }
+
+    /// A prompt's pre-norm of `x` into `out` with, in the same dispatch, the rounding its
+    /// projections read (`VulkanOptions::norm_round`: `rms_norm_round`), made current as
+    /// `dot_input_used` would make it in the mode of the last prompt rounding (where the
+    /// projections' weights take another, they round again: the same numbers). False (nothing
+    /// recorded) where the option is off, no prompt rounding was made yet, nothing would read
+    /// one, or the row does not fit the kernel.
+    fn norm_rounded(&self, x: &VkTensor, w: &VkWeight, eps: f32, out: &VkTensor) -> bool {
+        let mode = self.last_round_mode.load(Relaxed);
+        let read = self.tune.coopmat || !self.tune.int_dot;
+        let bs = match mode {
+            1 => 32,
+            2 => 256,
+            _ => return false,
+        };
+        let group = x.cols;
+        if !self.tune.norm_round || !read || !self.tune.shuffle || x.rows <= 4 {
+            return false;
+        }
+        let wg = self.norm_wg(group, x.rows);
+        // The group in shared memory (s_val), and rms.glsl's two sums an invocation.
+        let shared = 4 * group + 8 * wg as usize;
+        if !group.is_multiple_of(bs) || shared > self.ctx.info.max_shared_memory as usize {
+            return false;
+        }
+        let half = self.tune.coopmat && group.is_multiple_of(32);
+        let r = self.new_tensor(x.rows, x.cols);
+        let push = Push::new()
+            .addr(x.addr())
+            .addr(w.buf.address)
+            .addr(out.addr())
+            .addr(r.addr())
+            .u32(x.cols as u32)
+            .u32(group as u32)
+            .f32(eps)
+            .u32(x.rows as u32)
+            .u32(mode)
+            .u32(half as u32);
+        self.run_spec("rms_norm_round", [wg, 1, group as u32], fold(x.rows), push);
+        let mut cache = self.rcache.lock().unwrap_or_else(|e| e.into_inner());
+        *cache = Some(RoundCache {
+            x: out.addr(),
+            len: out.len(),
+            mode,
+            half,
+            seq: self.rec().ops,
+            out: r,
+            used: false,
+            keep: Vec::new(),
+        });
+        true
     }
 
     /// A pool buffer read by a prompt mat-mul (split-K's slabs, a scratch f16 weight) held
@@ -3653,6 +3712,7 @@ impl Backend for VulkanBackend {
                     ops: self.rec().ops,
                 });
             }
+            None if whole_rows && self.norm_rounded(x, w, eps, &out) => {}
             None => self.norm_to(x, w, eps, out.addr()),
         }
         out

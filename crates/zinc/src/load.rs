@@ -205,6 +205,10 @@ pub struct ModelArgs {
     /// default off; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_glu_round: Option<bool>,
+    /// Vulkan prompts: the pre-norm computed with its projections' rounding (`true`; default
+    /// off; kernel comparisons).
+    #[arg(long, hide = true)]
+    pub vk_norm_round: Option<bool>,
     /// Vulkan prompts: expert mat-muls skip the products of empty slot tiles (`true`; default
     /// off; kernel comparisons).
     #[arg(long, hide = true)]
@@ -407,6 +411,9 @@ pub struct ModelArgsLite {
     /// Vulkan prompts: the gated activation in its rounding's dispatch (kernel checks).
     #[arg(long, hide = true)]
     pub vk_glu_round: Option<bool>,
+    /// Vulkan prompts: the pre-norm with its projections' rounding (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_norm_round: Option<bool>,
     /// Vulkan prompts: expert mat-muls skip empty slot tiles (kernel checks).
     #[arg(long, hide = true)]
     pub vk_moe_skip: Option<bool>,
@@ -469,6 +476,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_split_shared: a.vk_split_shared,
         vk_mm_add: a.vk_mm_add,
         vk_glu_round: a.vk_glu_round,
+        vk_norm_round: a.vk_norm_round,
         vk_moe_skip: a.vk_moe_skip,
         vk_route_rank: None,
         vk_router_first: None,
@@ -581,6 +589,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         split_shared: args.vk_split_shared,
         mm_add: args.vk_mm_add,
         glu_round: args.vk_glu_round,
+        norm_round: args.vk_norm_round,
         moe_skip: args.vk_moe_skip,
         route_general: false,
         route_rank: args.vk_route_rank,

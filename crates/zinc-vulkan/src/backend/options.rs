@@ -355,6 +355,11 @@ pub struct VulkanOptions {
     /// same bits. Kernel comparisons; `None`: off — not yet measured on a GPU. The conformance
     /// suite's second float run takes it.
     pub glu_round: Option<bool>,
+    /// A prompt's pre-norm computed with the rounding its projections read in one dispatch
+    /// (`rms_norm_round`), where `rms_norm` and `act_quant` take two; the same bits. Kernel
+    /// comparisons; `None`: off — not yet measured on a GPU. The conformance suite's float runs
+    /// take it.
+    pub norm_round: Option<bool>,
     /// A prompt's expert mat-muls (`moe_matmul_cm.comp`) skip the products of 16-slot tiles
     /// past their workgroup's slots (`moe_matmul_cm_skip.comp`: an expert's tile of 128 slots
     /// holds ~32 at a 512-token prompt of 128 experts, top 8); the same outputs. Kernel
@@ -508,6 +513,8 @@ pub(super) struct Tuning {
     pub(super) mm_add: bool,
     /// See [`VulkanOptions::glu_round`].
     pub(super) glu_round: bool,
+    /// See [`VulkanOptions::norm_round`].
+    pub(super) norm_round: bool,
     /// See [`VulkanOptions::moe_skip`].
     pub(super) moe_skip: bool,
     /// See [`VulkanOptions::route_general`].
@@ -982,6 +989,7 @@ impl Tuning {
             split_shared: opts.split_shared.unwrap_or(false),
             mm_add: opts.mm_add.unwrap_or(false),
             glu_round: opts.glu_round.unwrap_or(false),
+            norm_round: opts.norm_round.unwrap_or(false),
             moe_skip: opts.moe_skip.unwrap_or(false),
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),

@@ -68,6 +68,8 @@ pub fn conforms(
         // Both float runs compute a prompt's gated activation in the dispatch that rounds it
         // for the down-projection (`glu_round`, off by default; its tree and its shuffles).
         glu_round: Some(tpr == 64),
+        // and its pre-norms with their projections' rounding (`norm_round`, off by default).
+        norm_round: Some(tpr == 64),
         // Keys and values in one pass (a running softmax a key slot) in the last run, over
         // every slice: its four heads a workgroup, one slice of up to 1,024 keys and
         // attn_combine's slices past it, for heads of 8 × the lanes a key (64 wide and narrower
