@@ -101,8 +101,8 @@ vs_llama() {
   echo "== Qwen3-30B-A3B: prompt 512, generation 128"
   $B -m /tmp/moe.gguf -p 512 -n 128 -r 2 --out $OUT/cuda-moe
 }
-# The prompt options not yet run on a GPU (session 35's and 36's), all on.
-NEW_OPTS="--vk-split-k true --vk-mm-beside true --vk-prep-rows true --vk-act-quant-sg true --vk-moe-skip true"
+# The prompt options not yet run on a GPU (sessions 35–37), all on.
+NEW_OPTS="--vk-split-k true --vk-mm-beside true --vk-prep-rows true --vk-act-quant-sg true --vk-moe-skip true --vk-mm-add true --vk-glu-round true --vk-norm-round true"
 # `selftest_new`: `zinc selftest` on Vulkan with $NEW_OPTS, its report in $R/selftest-new.md;
 # sets ok=1 where it passed.
 selftest_new() {
