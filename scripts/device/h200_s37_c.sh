@@ -13,7 +13,7 @@ done
 echo "selftest mm-add, glu-round, norm-round: $(grep -E 'cases|rc=' $R/selftest-add.md | tr '\n' ' ')"
 wait
 WIN=""
-for o in --vk-split-k --vk-mm-beside --vk-mm-add --vk-glu-round --vk-norm-round --vk-prep-rows --vk-act-quant-sg; do
+for o in --vk-split-k --vk-mm-beside --vk-glu-round --vk-norm-round --vk-mm-add --vk-prep-rows --vk-act-quant-sg; do
   pick $o /tmp/q8b.gguf
 done
 echo "winners (selftest ok=$ok):$WIN"
