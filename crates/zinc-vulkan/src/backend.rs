@@ -1680,7 +1680,8 @@ impl VulkanBackend {
         if !self.tune.glu_round || !read || g.rows <= 4 || block == 1 {
             return None;
         }
-        if !g.len().is_multiple_of(block) {
+        // (Blocks within rows, as the down's columns are.)
+        if !g.cols.is_multiple_of(block) {
             return None;
         }
         self.settle(g);
