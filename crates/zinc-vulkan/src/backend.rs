@@ -1707,17 +1707,7 @@ impl VulkanBackend {
             "act_quant_glu"
         };
         self.run(name, 64, fold(g.len() / block), push);
-        let mut cache = self.rcache.lock().unwrap_or_else(|e| e.into_inner());
-        *cache = Some(RoundCache {
-            x: out.addr(),
-            len: out.len(),
-            mode,
-            half,
-            seq: self.rec().ops,
-            out: r,
-            used: false,
-            keep: Vec::new(),
-        });
+        self.rounding_made(&out, mode, half, r);
         Some(out)
     }
 
@@ -1759,10 +1749,17 @@ impl VulkanBackend {
             .u32(mode)
             .u32(half as u32);
         self.run_spec("rms_norm_round", [wg, 1, group as u32], fold(x.rows), push);
+        self.rounding_made(out, mode, half, r);
+        true
+    }
+
+    /// `r`, the rounding of `x` in `mode` (f16 pairs where `half`) its fused producer just
+    /// recorded, made current for `dot_input_used` (no mat-mul has read it yet).
+    fn rounding_made(&self, x: &VkTensor, mode: u32, half: bool, r: VkTensor) {
         let mut cache = self.rcache.lock().unwrap_or_else(|e| e.into_inner());
         *cache = Some(RoundCache {
-            x: out.addr(),
-            len: out.len(),
+            x: x.addr(),
+            len: x.len(),
             mode,
             half,
             seq: self.rec().ops,
@@ -1770,7 +1767,6 @@ impl VulkanBackend {
             used: false,
             keep: Vec::new(),
         });
-        true
     }
 
     /// A pool buffer read by a prompt mat-mul (split-K's slabs, a scratch f16 weight) held
