@@ -130,3 +130,15 @@ pick() {
   echo "== $o on $m pp512: on $a1, off $b1 (ratio $r)"
   python3 -c "import sys; sys.exit(0 if $r > 1.01 else 1)" && WIN="$WIN $o true"
 }
+# `selftest_extra`: session 37's extra selftests into $R/selftest-add.md — split-K on shared
+# roundings too (beside mat-muls), then mm_add, glu_round and norm_round without split-K; sets
+# add_ok=1 where all passed.
+selftest_extra() {
+  timeout 40 $Z selftest --backend vulkan $NEW_OPTS --vk-split-shared true --filter "prompt projections" > $R/selftest-add.md 2>&1 || echo "split-shared selftest rc=$?" >> $R/selftest-add.md
+  timeout 60 $Z selftest --backend vulkan --vk-mm-add true --vk-mm-beside true --vk-glu-round true --vk-norm-round true --filter prompt >> $R/selftest-add.md 2>&1 || echo "prompt selftest rc=$?" >> $R/selftest-add.md
+  for f in gate_up_act "fused quantization"; do
+    timeout 60 $Z selftest --backend vulkan --vk-glu-round true --vk-norm-round true --filter "$f" >> $R/selftest-add.md 2>&1 || echo "$f selftest rc=$?" >> $R/selftest-add.md
+  done
+  echo "extra selftests: $(grep -E 'cases|rc=' $R/selftest-add.md | tr '\n' ' ')"
+  add_ok=0; grep -qiE "[1-9][0-9]* failed|rc=" $R/selftest-add.md || add_ok=1
+}

@@ -10,22 +10,14 @@ R=$OUT; OUT=/tmp/o; mkdir -p $OUT
 synth
 llama_beside
 selftest_new
-# split-K on shared roundings too, beside mat-muls (the race case of the conformance suite)
-timeout 40 $Z selftest --backend vulkan $NEW_OPTS --vk-split-shared true --filter "prompt projections" 2>&1 | tail -2
-# the residual added in the mat-mul's store (split-K off, so o and down take it)
-timeout 60 $Z selftest --backend vulkan --vk-mm-add true --vk-mm-beside true --vk-glu-round true --vk-norm-round true --filter prompt > $R/selftest-add.md 2>&1 || echo "prompt selftest rc=$?" >> $R/selftest-add.md
-for f in gate_up_act "fused quantization"; do
-  timeout 60 $Z selftest --backend vulkan --vk-glu-round true --vk-norm-round true --filter "$f" >> $R/selftest-add.md 2>&1 || echo "$f selftest rc=$?" >> $R/selftest-add.md
-done
-add_rc=0; grep -q "rc=" $R/selftest-add.md && add_rc=1
-echo "selftest mm-add, glu-round: $(grep -E 'cases|rc=' $R/selftest-add.md | tr '\n' ' ')"; grep -i fail $R/selftest-add.md | head -3
+selftest_extra
 wait_8b
 WIN=""
 pick --vk-split-k /tmp/q8b.gguf
 pick --vk-mm-beside /tmp/q8b.gguf
 pick --vk-prep-rows /tmp/q8b.gguf
 pick --vk-act-quant-sg /tmp/q8b.gguf
-if [ $add_rc = 0 ] && ! grep -qiE "[1-9][0-9]* failed|rc=" $R/selftest-add.md; then
+if [ $add_ok = 1 ]; then
   pick --vk-mm-add /tmp/q8b.gguf; pick --vk-glu-round /tmp/q8b.gguf; pick --vk-norm-round /tmp/q8b.gguf
 fi
 wait_synth

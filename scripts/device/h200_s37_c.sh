@@ -6,14 +6,11 @@
 R=$OUT; OUT=/tmp/o; mkdir -p $OUT
 $Z synth --preset qwen3-8b -o /tmp/q8b.gguf > /dev/null 2>&1 &
 selftest_new
-timeout 60 $Z selftest --backend vulkan --vk-mm-add true --vk-mm-beside true --vk-glu-round true --vk-norm-round true --filter prompt > $R/selftest-add.md 2>&1 || echo "prompt selftest rc=$?" >> $R/selftest-add.md
-for f in gate_up_act "fused quantization"; do
-  timeout 60 $Z selftest --backend vulkan --vk-glu-round true --vk-norm-round true --filter "$f" >> $R/selftest-add.md 2>&1 || echo "$f selftest rc=$?" >> $R/selftest-add.md
-done
-echo "selftest mm-add, glu-round, norm-round: $(grep -E 'cases|rc=' $R/selftest-add.md | tr '\n' ' ')"
+selftest_extra
 wait
 WIN=""
 for o in --vk-split-k --vk-mm-beside --vk-glu-round --vk-norm-round --vk-mm-add --vk-prep-rows --vk-act-quant-sg; do
+  case $o in --vk-glu-round|--vk-norm-round|--vk-mm-add) [ $add_ok = 1 ] || continue ;; esac
   pick $o /tmp/q8b.gguf
 done
 echo "winners (selftest ok=$ok):$WIN"
