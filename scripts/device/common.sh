@@ -106,7 +106,7 @@ NEW_OPTS="--vk-split-k true --vk-mm-beside true --vk-prep-rows true --vk-act-qua
 # `selftest_new`: `zinc selftest` on Vulkan with $NEW_OPTS, its report in $R/selftest-new.md;
 # sets ok=1 where it passed.
 selftest_new() {
-  timeout ${1:-60} $Z selftest --backend vulkan $NEW_OPTS > $R/selftest-new.md 2>&1
+  timeout ${1:-100} $Z selftest --backend vulkan $NEW_OPTS > $R/selftest-new.md 2>&1
   local rc=$?
   echo "selftest, the new options on: rc=$rc $(tail -1 $R/selftest-new.md)"
   grep -iE "fail" $R/selftest-new.md | head -5

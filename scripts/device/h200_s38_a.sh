@@ -14,7 +14,7 @@
 R=$OUT; OUT=/tmp/o; mkdir -p $OUT
 synth
 llama_beside
-selftest_new
+selftest_new; echo "[selftests from ${SECONDS}s]"
 selftest_extra
 wait_8b
 WIN=""
