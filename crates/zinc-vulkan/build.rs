@@ -16,11 +16,9 @@ const PER_FORMAT: &[&str] = &[
     "moe_matvec",
     "matvecq",
     "matmul_cm",
-    "matmul_cm_split",
     "dequant_f16",
     "moe_matvecq",
     "moe_matmul_cm",
-    "moe_matmul_cm_skip",
 ];
 /// Shaders compiled once per head dimension (`HEAD_DIM`), as `<name>_<dim>`.
 const PER_HEAD_DIM: &[&str] = &["attn_fa"];
@@ -31,11 +29,9 @@ const FLOAT_FORMATS: &[&str] = &["F32", "F16", "BF16"];
 const QUANT_ONLY: &[&str] = &[
     "matvecq",
     "matmul_cm",
-    "matmul_cm_split",
     "dequant_f16",
     "moe_matvecq",
     "moe_matmul_cm",
-    "moe_matmul_cm_skip",
 ];
 /// Shaders compiled as they are and once more for each of their entries here, with its
 /// defines, as `<name>_<suffix>`.
@@ -83,19 +79,9 @@ const CLOCKED: &[&str] = &[
 ];
 const CLOCKED_FORMATS: &[&str] = &["F32", "F16", "Q8_0", "Q4_K", "Q6_K"];
 /// Kernels compiled for these formats only.
-const ONLY_FORMATS: &[(&str, &[&str])] = &[
-    ("matvec_dec", &["Q4_K", "Q6_K"]),
-    // Prompt weights go to the cooperative mat-mul as f16 rows (`prompt_f16`) where the add
-    // variant is taken.
-    ("matmul_cm_add", &["F16"]),
-];
+const ONLY_FORMATS: &[(&str, &[&str])] = &[("matvec_dec", &["Q4_K", "Q6_K"])];
 /// Exceptions to QUANT_ONLY: (shader, float format) pairs that are compiled.
-const FLOAT_EXTRA: &[(&str, &str)] = &[
-    ("matmul_cm", "F16"),
-    ("matmul_cm_split", "F16"),
-    ("moe_matmul_cm", "F16"),
-    ("moe_matmul_cm_skip", "F16"),
-];
+const FLOAT_EXTRA: &[(&str, &str)] = &[("matmul_cm", "F16"), ("moe_matmul_cm", "F16")];
 const FORMATS: &[&str] = &[
     "F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K",
     "Q6_K", "IQ4_NL", "IQ4_XS", "MXFP4",

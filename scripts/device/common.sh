@@ -101,17 +101,6 @@ vs_llama() {
   echo "== Qwen3-30B-A3B: prompt 512, generation 128"
   $B -m /tmp/moe.gguf -p 512 -n 128 -r 2 --out $OUT/cuda-moe
 }
-# The prompt options not yet run on a GPU (sessions 35–37), all on.
-NEW_OPTS="--vk-split-k true --vk-mm-beside true --vk-prep-rows true --vk-act-quant-sg true --vk-moe-skip true --vk-mm-add true --vk-glu-round true --vk-norm-round true"
-# `selftest_new`: `zinc selftest` on Vulkan with $NEW_OPTS, its report in $R/selftest-new.md;
-# sets ok=1 where it passed.
-selftest_new() {
-  timeout ${1:-100} $Z selftest --backend vulkan $NEW_OPTS > $R/selftest-new.md 2>&1
-  local rc=$?
-  echo "selftest, the new options on: rc=$rc $(tail -1 $R/selftest-new.md)"
-  grep -iE "fail" $R/selftest-new.md | head -5
-  ok=0; [ $rc = 0 ] && ! grep -qiE "[1-9][0-9]* failed" $R/selftest-new.md && ok=1
-}
 # Waits for `synth`'s Qwen3-8B file alone.
 wait_8b() {
   while pgrep -f "preset qwen3-8b" > /dev/null; do sleep 2; done
@@ -129,16 +118,4 @@ pick() {
   r=$(python3 -c "print(f'{$a1/max($b1,1e-9):.4f}')")
   echo "== $o on $m pp512: on $a1, off $b1 (ratio $r)"
   python3 -c "import sys; sys.exit(0 if $r > 1.01 else 1)" && WIN="$WIN $o true"
-}
-# `selftest_extra`: session 37's extra selftests into $R/selftest-add.md — split-K on shared
-# roundings too (beside mat-muls), then mm_add, glu_round and norm_round without split-K; sets
-# add_ok=1 where all passed.
-selftest_extra() {
-  timeout 40 $Z selftest --backend vulkan $NEW_OPTS --vk-split-shared true --filter "prompt projections" > $R/selftest-add.md 2>&1 || echo "split-shared selftest rc=$?" >> $R/selftest-add.md
-  timeout 60 $Z selftest --backend vulkan --vk-mm-add true --vk-mm-beside true --vk-glu-round true --vk-norm-round true --filter prompt >> $R/selftest-add.md 2>&1 || echo "prompt selftest rc=$?" >> $R/selftest-add.md
-  for f in gate_up_act "fused quantization"; do
-    timeout 60 $Z selftest --backend vulkan --vk-glu-round true --vk-norm-round true --filter "$f" >> $R/selftest-add.md 2>&1 || echo "$f selftest rc=$?" >> $R/selftest-add.md
-  done
-  echo "extra selftests: $(grep -E 'cases|rc=' $R/selftest-add.md | tr '\n' ' ')"
-  add_ok=0; grep -qiE "[1-9][0-9]* failed|rc=" $R/selftest-add.md || add_ok=1
 }

@@ -1344,10 +1344,8 @@ pub fn run<B: Backend>(
 
     // A prompt's projections of one input recorded one after another, then a residual one (on
     // a GPU with cooperative matrices and `mm_beside`, the later ones run beside the first
-    // with no barrier, and with `split_k` they split their columns: any buffer overwritten
-    // while read shows here): the same bits as each projection of a fresh copy on its own, the
-    // residual as that product added to it. (40 tokens of 37 rows: a whole number of split-K's
-    // 4-value vectors.)
+    // with no barrier: any buffer overwritten while read shows here): the same bits as each
+    // projection of a fresh copy on its own, the residual as that product added to it.
     for ntok in [40usize] {
         let case = format!("prompt projections of one input cols={LONG_COLS} tokens={ntok}");
         if !want(&case) {

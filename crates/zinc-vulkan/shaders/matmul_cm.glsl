@@ -15,10 +15,7 @@
 //                product sees them (act_quant.comp), or those values as f16 pairs (XH = 1)
 //   y : Floats — ntok × nrows outputs, row-major f32 (y[t·nrows + r])
 // Push constants (std430, in order): Words w; Floats x; Floats y; uint ncols; uint nrows;
-//   uint row_bytes; uint ntok.  (The block of matmul.comp.) SPLIT_K (matmul_cm_split.comp):
-//   then uint kchunk — split-K, workgroup z = s takes columns s·kchunk .. (s + 1)·kchunk − 1
-//   (kchunk a multiple of BK) and writes its partial products to y's s-th ntok × nrows slab
-//   (split_sum.comp adds them up in slab order).
+//   uint row_bytes; uint ntok.  (The block of matmul.comp.)
 // Specialization constants: 0 = WG, the workgroup size: 32·SGN·SGM invocations (the host takes
 //   this kernel only where the subgroup size is 32 and 16×16×16 f16/f32 cooperative matrices
 //   exist); 1 = SGM, subgroups along the weight rows (1 or 2); 2 = BK, columns a step (32 or
@@ -28,11 +25,7 @@
 //   tile is BN = 16·TM·SGN tokens × BM = 64·SGM rows.
 // Dispatch: (ceil(ntok / BN), min(R, 65535), ceil(R / 65535)) with R = ceil(nrows / BM): the
 //   token tile is gl_WorkGroupID.x (fastest: the tiles that share a weight slice run together),
-//   the row tile y + z·65535. SPLIT_K: (ceil(ntok / BN), R, splits), R ≤ 65535.
-// ADD_Y (matmul_cm_add.comp, dense only): y holds a residual, and each output is added onto it
-//   in place (y[i] = y[i] + (W·X)[i], each element by the one invocation that stores it).
-// SKIP_EMPTY (moe_matmul_cm_skip.comp): a subgroup makes no products for its 16-token tiles
-//   past the workgroup's tlen tokens, nor stores them (the same outputs).
+//   the row tile y + z·65535.
 // MOE: x is a tile of moe_sort.comp's table (expert e, start, len: expert e's slots
 //   order[start .. start + len), at most BN), the weight rows row0 + r of expert e (byte
 //   e·expert_bytes), slot s reads x row (x_per_slot != 0 ? s : s / k) and writes y row s,
@@ -75,9 +68,6 @@ layout(push_constant, std430) uniform PC {
     uint x_per_slot;
     uint has_scale;
     uint row0;
-#endif
-#if defined(SPLIT_K)
-    uint kchunk;
 #endif
 } pc;
 
@@ -178,20 +168,6 @@ void commit(uint tid, uvec4 wst[8], vec4 xst[32]) {
 void main() {
     uint tid = gl_LocalInvocationID.x;
     uint r0 = (gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u) * BM;
-#if defined(SPLIT_K)
-    // This workgroup's columns, and the slab its outputs go to.
-    r0 = gl_WorkGroupID.y * BM;
-    uint k_start = gl_WorkGroupID.z * pc.kchunk;
-    uint k_end = min(k_start + pc.kchunk, pc.ncols);
-    uint ybase = gl_WorkGroupID.z * pc.ntok * pc.nrows;
-#define K_START k_start
-#define K_END k_end
-#define Y_AT(i) (ybase + (i))
-#else
-#define K_START 0u
-#define K_END pc.ncols
-#define Y_AT(i) (i)
-#endif
 #if defined(MOE)
     // Tile x of moe_sort.comp's table: expert e's slots order[start .. start + len).
     uint e = pc.tiles.v[3u * gl_WorkGroupID.x];
@@ -237,45 +213,27 @@ void main() {
     // fetch is issued before this step's multiplications, so its loads are in flight meanwhile.
     uvec4 wst[8]; // NWC weight chunks of 16 halves
     vec4 xst[32]; // NXC activation chunks of 8 floats
-#if defined(SKIP_EMPTY)
-    // This subgroup's 16-token tiles that hold any of the workgroup's tlen tokens (an expert's
-    // tile of 128 slots holds ~32 at a 512-token prompt of 128 experts, top 8): the others'
-    // products are zeros no one stores, so they are not made.
-    uint live = tq < tlen ? min(TM, (tlen - tq + 15u) / 16u) : 0u;
-#define IF_LIVE(i) if ((i) < live)
-#else
-#define IF_LIVE(i)
-#endif
-    fetch(K_START, r0, tid, wst, xst);
-    for (uint k0 = K_START; k0 < K_END; k0 += BK) {
+    fetch(0u, r0, tid, wst, xst);
+    for (uint k0 = 0u; k0 < pc.ncols; k0 += BK) {
         commit(tid, wst, xst);
         barrier();
-        if (k0 + BK < K_END) {
+        if (k0 + BK < pc.ncols) {
             fetch(k0 + BK, r0, tid, wst, xst);
         }
         [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
-#if defined(SKIP_EMPTY)
-            if (live == 0u) {
-                break; // uniform over the subgroup
-            }
-#endif
             CM_A a[TM];
             CM_B b[4];
             [[unroll]] for (uint i = 0u; i < TM; i++) {
                 // A: 16 tokens × 16 columns, row-major in Xs.
-                IF_LIVE(i) {
-                    coopMatLoad(a[i], Xs, (tq + 16u * i) * LD + kk / 8u, LD, gl_CooperativeMatrixLayoutRowMajor);
-                }
+                coopMatLoad(a[i], Xs, (tq + 16u * i) * LD + kk / 8u, LD, gl_CooperativeMatrixLayoutRowMajor);
             }
             [[unroll]] for (uint j = 0u; j < 4u; j++) {
                 // B: 16 columns × 16 rows = Ws rows read as columns (column-major).
                 coopMatLoad(b[j], Ws, (rq + 16u * j) * LD + kk / 8u, LD, gl_CooperativeMatrixLayoutColumnMajor);
             }
             [[unroll]] for (uint i = 0u; i < TM; i++) {
-                IF_LIVE(i) {
-                    [[unroll]] for (uint j = 0u; j < 4u; j++) {
-                        acc[i][j] = coopMatMulAdd(a[i], b[j], acc[i][j]);
-                    }
+                [[unroll]] for (uint j = 0u; j < 4u; j++) {
+                    acc[i][j] = coopMatMulAdd(a[i], b[j], acc[i][j]);
                 }
             }
         }
@@ -284,11 +242,6 @@ void main() {
 
     // Each 16×16 result through this subgroup's staging tile, written with bounds checks.
     [[unroll]] for (uint i = 0u; i < TM; i++) {
-#if defined(SKIP_EMPTY)
-        if (i >= live) {
-            continue; // uniform over the subgroup: none of its tokens is stored
-        }
-#endif
         [[unroll]] for (uint j = 0u; j < 4u; j++) {
             coopMatStore(acc[i][j], Cs, sg * 256u, 16u, gl_CooperativeMatrixLayoutRowMajor);
             subgroupMemoryBarrierShared();
@@ -297,12 +250,7 @@ void main() {
                 uint tt = tq + 16u * i + idx / 16u;
                 uint r = r0 + rq + 16u * j + idx % 16u;
                 if (tt < tlen && r < pc.nrows) {
-#if defined(ADD_Y)
-                    uint at = orow[tt] * pc.nrows + r;
-                    pc.y.v[at] = pc.y.v[at] + Cs[sg * 256u + idx];
-#else
-                    pc.y.v[Y_AT(orow[tt] * pc.nrows + r)] = oscale * Cs[sg * 256u + idx];
-#endif
+                    pc.y.v[orow[tt] * pc.nrows + r] = oscale * Cs[sg * 256u + idx];
                 }
             }
             subgroupBarrier();

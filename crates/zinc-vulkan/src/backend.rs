@@ -561,8 +561,8 @@ struct RoundCache {
     half: bool,
     seq: u64,
     out: VkTensor,
-    /// A mat-mul has read it since it was made, with nothing but such mat-muls (and split-K's
-    /// sums) recorded since: a later reader writing a fresh output may go beside them.
+    /// A mat-mul has read it since it was made, with nothing but such mat-muls recorded since:
+    /// a later reader writing a fresh output may go beside them.
     used: bool,
     /// Pool buffers its readers read, held until it is replaced (`keep_with_rounding`): the
     /// next rounding's command comes after a barrier.
@@ -1769,7 +1769,7 @@ impl VulkanBackend {
         });
     }
 
-    /// A pool buffer read by a prompt mat-mul (split-K's slabs, a scratch f16 weight) held
+    /// A pool buffer read by a prompt mat-mul (a scratch f16 weight) held
     /// while the current rounding is: with `mm_beside` the next mat-mul of that rounding runs
     /// beside its reader, so handing the buffer out again before a barrier (the next
     /// rounding's) would let that mat-mul overwrite it while it is read. Without the option (or
@@ -2135,13 +2135,6 @@ impl VulkanBackend {
 
     /// `y = W · x` for rows of a (possibly expert-offset) weight.
     fn project(&self, w: &VkWeight, x: &VkTensor) -> VkTensor {
-        self.project_to(w, x, None).0
-    }
-
-    /// `project`; with `acc` (the address of a tensor of the output's shape), split-K's slabs
-    /// may be added onto it in place: then the second value is true and `acc` holds
-    /// `acc + W · x` (the output tensor is left unwritten), else the caller adds the output.
-    fn project_to(&self, w: &VkWeight, x: &VkTensor, acc: Option<u64>) -> (VkTensor, bool) {
         let (rows, cols) = (w.rows(), w.cols());
         let out = self.new_tensor(x.rows, rows);
         let float_weight = is_float(w.ty);
@@ -2151,7 +2144,7 @@ impl VulkanBackend {
             && (!float_weight || w.ty == GgmlType::F16)
             && cols.is_multiple_of(32);
         if !cooperative && self.tune.int_dot && self.matvecq(w, x, out.addr(), false, None) {
-            return (out, false);
+            return out;
         }
         // An F32 mat-vec (an MoE router) of a deferred norm applies its scale itself.
         let scale = x
@@ -2166,18 +2159,17 @@ impl VulkanBackend {
         let (xa, used) = self
             .dot_input_used(w.ty, x, cooperative)
             .unwrap_or((x.key(), false));
-        // What follows writes only fresh buffers (the output, a scratch weight) and `acc`,
-        // which is not `x`.
+        // What follows writes only fresh buffers (the output, a scratch weight).
         let seq = self.rec().ops;
         let beside = used && self.tune.mm_beside;
-        let y = self.project_rounded(w, x, xa, out, cooperative, scale.as_deref(), acc, beside);
+        let y = self.project_rounded(w, x, xa, out, cooperative, scale.as_deref(), beside);
         self.round_still_valid(seq);
         y
     }
 
     /// `project` once the activations are rounded (at `xa`, as f16 pairs for the cooperative
     /// mat-mul; `x` gives the shape). `scale`: `xa` is a deferred norm's `z` (F32 weights, a
-    /// few rows: matvec.comp applies it). `acc`: as `project_to`'s. `beside`: the cooperative
+    /// few rows: matvec.comp applies it). `beside`: the cooperative
     /// mat-mul goes beside the commands since the last barrier (`VulkanOptions::mm_beside`:
     /// they wrote nothing it reads).
     #[allow(clippy::too_many_arguments)]
@@ -2189,9 +2181,8 @@ impl VulkanBackend {
         out: VkTensor,
         cooperative: bool,
         scale: Option<&NormScale>,
-        acc: Option<u64>,
         beside: bool,
-    ) -> (VkTensor, bool) {
+    ) -> VkTensor {
         let (rows, cols) = (w.rows(), w.cols());
         let float_weight = is_float(w.ty);
         let push = Push::new()
@@ -2256,53 +2247,13 @@ impl VulkanBackend {
             // Not beside where a command was recorded for it here (the weight dequantized to
             // f16 rows: it reads what that wrote).
             let beside = beside && self.rec().ops == ops0;
-            // With `mm_beside`, only a projection onto a residual splits unless `split_shared`
-            // (a split q would hold k, beside it, behind its sum).
-            let splits = if self.tune.mm_beside && acc.is_none() && !self.tune.split_shared {
-                1
-            } else {
-                self.split_k(g[0] as usize * tiles, x.rows, rows, cols, bk as usize)
-            };
-            if splits == 1 && self.tune.mm_add && wty == GgmlType::F16 {
-                if let Some(acc) = acc {
-                    // Onto the residual in the store: it reads `acc`, so never beside.
-                    self.run_ordered("matmul_cm_add_F16", spec, g, push(acc), Some(acc), false);
-                    if let Some(h) = scratch {
-                        self.keep_with_rounding(h);
-                    }
-                    return (out, true);
-                }
-            }
-            if splits == 1 {
-                let push = push(out.addr());
-                let name = variant("matmul_cm", wty);
-                self.run_ordered(name, spec, g, push, Some(out.addr()), beside);
-                if let Some(h) = scratch {
-                    self.keep_with_rounding(h);
-                }
-                return (out, false);
-            }
-            // Split-K (matmul_cm_split): each of `splits` workgroups of a tile takes a run of
-            // the columns into a slab of its own, added up in slab order.
-            let kchunk = cols.div_ceil(splits).next_multiple_of(bk as usize);
-            let part = self.new_tensor(splits * x.rows, rows);
-            let push = push(part.addr()).u32(kchunk as u32);
-            let g = [g[0], tiles as u32, splits as u32];
-            let name = variant("matmul_cm_split", wty);
-            self.run_ordered(name, spec, g, push, Some(part.addr()), beside);
-            // Onto a residual in place where there is one (its add folded into the sum).
-            self.split_sum(
-                &part,
-                acc.unwrap_or(out.addr()),
-                out.len(),
-                splits,
-                acc.is_some(),
-            );
-            self.keep_with_rounding(part);
+            let push = push(out.addr());
+            let name = variant("matmul_cm", wty);
+            self.run_ordered(name, spec, g, push, Some(out.addr()), beside);
             if let Some(h) = scratch {
                 self.keep_with_rounding(h);
             }
-            return (out, acc.is_some());
+            return out;
         }
         // Few rows (an MoE router) would leave most of the device idle in matmul.comp's
         // 64 × 32 tiles (H200, Qwen3-30B-A3B's 128-row F32 router, 512 tokens: 616 µs): the
@@ -2316,7 +2267,7 @@ impl VulkanBackend {
             g[1] = x.rows.div_ceil(32) as u32;
             self.run(variant("matmul", w.ty), 256, g, push);
         }
-        (out, false)
+        out
     }
 
     /// matvec.comp: `out = W · x` for a few token rows, each in its own workgroups, the
@@ -3013,48 +2964,6 @@ impl VulkanBackend {
         }
     }
 
-    /// Runs of columns a prompt mat-mul of `tiles` workgroups splits into (`VulkanOptions::
-    /// split_k`): the fewest, in powers of two up to 8, that make 256 workgroups, each run at
-    /// least 512 columns and a whole number of BK steps; 1 where the tiles are enough already,
-    /// the outputs are no whole number of 4-value vectors, or the slabs would pass 4 GiB or
-    /// the grid's rows.
-    fn split_k(&self, tiles: usize, ntok: usize, rows: usize, cols: usize, bk: usize) -> usize {
-        // split_sum.comp adds 4 values an invocation.
-        if !self.tune.split_k || rows.div_ceil(64) > 65535 || !(ntok * rows).is_multiple_of(4) {
-            return 1;
-        }
-        let mut s = 1;
-        while s < 8 && tiles * s < 256 && cols / (2 * s) >= 512.max(bk) {
-            s *= 2;
-        }
-        let bytes = (s * ntok * rows * 4) as u64;
-        if bytes >= 1 << 32 || bytes > self.ctx.max_buffer_bytes() {
-            return 1;
-        }
-        s
-    }
-
-    /// `split_sum.comp`: the `nsplit` slabs of `part` added up into `y` (`n` values), onto
-    /// its own values with `add`.
-    fn split_sum(&self, part: &VkTensor, y: u64, n: usize, nsplit: usize, add: bool) {
-        let push = Push::new()
-            .addr(part.addr())
-            .addr(y)
-            .u32(n as u32)
-            .u32(nsplit as u32)
-            .u32(add as u32);
-        // (Its write declared: the next mat-mul of the same rounding may go beside it.)
-        let spec = [256, 0, 0, 0, 0, 0];
-        self.run_ordered(
-            "split_sum",
-            spec,
-            fold(n.div_ceil(1024)),
-            push,
-            Some(y),
-            false,
-        );
-    }
-
     /// The cooperative-matrix prompt attention (`attn_fa`) compiled for this head dimension,
     /// where it applies (prompts of more than 4 rows, head dimensions 32, 64 or 128).
     fn attn_fa_variant(&self, rows: usize, head_dim: usize) -> Option<&'static str> {
@@ -3744,10 +3653,8 @@ impl Backend for VulkanBackend {
         let fits = acc.rows == x.rows && acc.cols == w.rows();
         if !(self.tune.int_dot && x.rows <= 4 && fits && self.matvecq(w, x, acc.addr(), true, None))
         {
-            let (y, added) = self.project_to(w, x, fits.then(|| acc.addr()));
-            if !added {
-                self.add(acc, &y);
-            }
+            let y = self.project(w, x);
+            self.add(acc, &y);
         }
     }
 

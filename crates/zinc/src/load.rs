@@ -177,42 +177,26 @@ pub struct ModelArgs {
     /// tuning).
     #[arg(long, hide = true)]
     pub vk_matvec_tokens: Option<u32>,
-    /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (`true`; default a
-    /// workgroup a head; kernel comparisons).
+    /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (default `true`;
+    /// `false`: a workgroup a head; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_prep_rows: Option<bool>,
-    /// Vulkan prompts: rounded activations' block maxima by subgroup shuffles (`true`; default
-    /// a shared-memory tree; kernel comparisons).
+    /// Vulkan prompts: rounded activations' block maxima by subgroup shuffles (default `true`;
+    /// `false`: a shared-memory tree; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_act_quant_sg: Option<bool>,
-    /// Vulkan prompts: split-K for cooperative-matrix mat-muls of few workgroups (`true`;
-    /// default off; kernel comparisons).
-    #[arg(long, hide = true)]
-    pub vk_split_k: Option<bool>,
     /// Vulkan prompts: mat-muls of one rounded input (k and v after q, up after gate) beside
-    /// each other, no barrier between (`true`; default off; kernel comparisons).
+    /// each other, no barrier between (default `true`; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_mm_beside: Option<bool>,
-    /// Vulkan prompts: with split-K and beside mat-muls both on, split those of a shared
-    /// rounding too (`true`; default: only projections onto a residual; kernel comparisons).
-    #[arg(long, hide = true)]
-    pub vk_split_shared: Option<bool>,
-    /// Vulkan prompts: o and down add onto the residual in their mat-mul's store (`true`;
-    /// default off; kernel comparisons).
-    #[arg(long, hide = true)]
-    pub vk_mm_add: Option<bool>,
-    /// Vulkan prompts: the gated activation computed by its rounding's dispatch (`true`;
-    /// default off; kernel comparisons).
+    /// Vulkan prompts: the gated activation computed by its rounding's dispatch (default
+    /// `true`; kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_glu_round: Option<bool>,
-    /// Vulkan prompts: the pre-norm computed with its projections' rounding (`true`; default
-    /// off; kernel comparisons).
+    /// Vulkan prompts: the pre-norm computed with its projections' rounding (default `true`;
+    /// kernel comparisons).
     #[arg(long, hide = true)]
     pub vk_norm_round: Option<bool>,
-    /// Vulkan prompts: expert mat-muls skip the products of empty slot tiles (`true`; default
-    /// off; kernel comparisons).
-    #[arg(long, hide = true)]
-    pub vk_moe_skip: Option<bool>,
     /// Vulkan MoE routing: every expert ranked in one pass (`false`: a round per pick; kernel
     /// comparisons).
     #[arg(long, hide = true)]
@@ -396,27 +380,15 @@ pub struct ModelArgsLite {
     /// Vulkan prompts: rounded activations' block maxima by subgroup shuffles (kernel checks).
     #[arg(long, hide = true)]
     pub vk_act_quant_sg: Option<bool>,
-    /// Vulkan prompts: split-K for mat-muls of few workgroups (kernel checks).
-    #[arg(long, hide = true)]
-    pub vk_split_k: Option<bool>,
     /// Vulkan prompts: mat-muls of one rounded input beside each other (kernel checks).
     #[arg(long, hide = true)]
     pub vk_mm_beside: Option<bool>,
-    /// Vulkan prompts: split-K on shared roundings too (kernel checks).
-    #[arg(long, hide = true)]
-    pub vk_split_shared: Option<bool>,
-    /// Vulkan prompts: residual adds in the mat-mul's store (kernel checks).
-    #[arg(long, hide = true)]
-    pub vk_mm_add: Option<bool>,
     /// Vulkan prompts: the gated activation in its rounding's dispatch (kernel checks).
     #[arg(long, hide = true)]
     pub vk_glu_round: Option<bool>,
     /// Vulkan prompts: the pre-norm with its projections' rounding (kernel checks).
     #[arg(long, hide = true)]
     pub vk_norm_round: Option<bool>,
-    /// Vulkan prompts: expert mat-muls skip empty slot tiles (kernel checks).
-    #[arg(long, hide = true)]
-    pub vk_moe_skip: Option<bool>,
     /// Vulkan: kernels left out or barriers reduced (`--vk-skip barrier-exec`: whether the
     /// results stay right without memory barriers).
     #[arg(long, hide = true, value_delimiter = ',')]
@@ -471,13 +443,9 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_matvec_tokens: None,
         vk_prep_rows: a.vk_prep_rows,
         vk_act_quant_sg: a.vk_act_quant_sg,
-        vk_split_k: a.vk_split_k,
         vk_mm_beside: a.vk_mm_beside,
-        vk_split_shared: a.vk_split_shared,
-        vk_mm_add: a.vk_mm_add,
         vk_glu_round: a.vk_glu_round,
         vk_norm_round: a.vk_norm_round,
-        vk_moe_skip: a.vk_moe_skip,
         vk_route_rank: None,
         vk_router_first: None,
         vk_decode_two: None,
@@ -584,13 +552,9 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         matvec_tokens: args.vk_matvec_tokens,
         prep_rows: args.vk_prep_rows,
         act_quant_sg: args.vk_act_quant_sg,
-        split_k: args.vk_split_k,
         mm_beside: args.vk_mm_beside,
-        split_shared: args.vk_split_shared,
-        mm_add: args.vk_mm_add,
         glu_round: args.vk_glu_round,
         norm_round: args.vk_norm_round,
-        moe_skip: args.vk_moe_skip,
         route_general: false,
         route_rank: args.vk_route_rank,
         router_first: args.vk_router_first,

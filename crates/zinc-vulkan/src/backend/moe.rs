@@ -89,12 +89,7 @@ impl VulkanBackend {
         // Beside an earlier reader of the same rounding (the up beside the gate), unless the
         // experts' f16 rows were made here (`VulkanOptions::mm_beside`).
         let beside = used && self.tune.mm_beside && self.rec().ops == seq;
-        let kernel = if self.tune.moe_skip {
-            "moe_matmul_cm_skip"
-        } else {
-            "moe_matmul_cm"
-        };
-        let name = variant(kernel, wty);
+        let name = variant("moe_matmul_cm", wty);
         self.run_ordered(name, spec, g, push, Some(out.addr()), beside);
         self.round_still_valid(seq);
         out

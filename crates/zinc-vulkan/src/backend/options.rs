@@ -314,57 +314,37 @@ pub struct VulkanOptions {
     pub matvec_tokens: Option<u32>,
     /// Prompts' q/k norms, RoPE and K/V store a subgroup a head (`qk_prep_rows.comp`, the
     /// same bits as `qk_prep.comp`'s workgroup a head; subgroups of 8 to 64 lanes), kernel
-    /// comparisons. `None`: off — not yet measured on a GPU (session 35's device time ran out;
-    /// `qk_prep` took 61 µs a layer of the H100's Qwen3-8B prompt of 512, as much as the
-    /// attention). The conformance suite's GPU-style run on lavapipe takes it.
+    /// comparisons. `None`: on (H100, Qwen3-8B prompt of 512, session 38: 11,007.7 against
+    /// 10,845.7 tok/s, +1.5%; `qk_prep` had taken 61 µs a layer, as much as the attention).
+    /// The conformance suite's GPU-style run on lavapipe takes it, the others keep `qk_prep`.
     pub prep_rows: Option<bool>,
     /// Prompts' rounded activations (`act_quant.comp`, Q8_0 and Q8_K blocks): each block's
     /// largest magnitude found by subgroup shuffles and one barrier (`act_quant_sg`, a compiled
     /// variant), where the shared-memory tree takes a barrier a level (six at 64 invocations);
     /// the same element either way.
-    /// Kernel comparisons. `None`: off — not yet measured on a GPU (the H100's Qwen3-8B prompt
-    /// of 512: 12.5 µs a call, four a layer). The conformance suite's second float run takes
-    /// it.
+    /// Kernel comparisons. `None`: on (H100, session 38: alone within 0.2% on Qwen3-8B's prompt
+    /// of 512; with `glu_round` and `norm_round` on top of `mm_beside` and `prep_rows`, +1.4%).
+    /// The conformance suite's second float run takes it, the first keeps the tree.
     pub act_quant_sg: Option<bool>,
-    /// Prompts' cooperative-matrix mat-muls of fewer than 256 workgroups (4,096-row weights
-    /// of a 512-token prompt: 128 workgroups for an H100's 132 SMs) split their columns into
-    /// runs of workgroups of their own (`matmul_cm_split.comp`), the partial products added up
-    /// in order by `split_sum.comp` — onto the residual in place where the projection has one
-    /// (`matmul_add`); kernel comparisons. `None`: off — never yet run on a GPU (lavapipe has
-    /// no cooperative matrices).
-    pub split_k: Option<bool>,
     /// A prompt's cooperative-matrix mat-muls that read a rounding another one already read
     /// since it was made (k and v after q, up after gate: fresh outputs, the same input) are
     /// recorded beside it, with no barrier between: at a 512-token prompt Qwen3-8B's k and v
     /// are 32 workgroups each, a quarter of an H100, each walking every column as q's 128
     /// do. Kernel
-    /// comparisons. `None`: off — not yet measured on a GPU.
+    /// comparisons. `None`: on (H100, session 38, Qwen3-8B prompt of 512: 11,637.7 against
+    /// 10,831.3 tok/s, +7.4%; Qwen3-30B-A3B with `prep_rows`: 7,772.8 against 7,220.0).
     pub mm_beside: Option<bool>,
-    /// With both `split_k` and `mm_beside` on, split-K splits only projections onto a
-    /// residual (o and down, whose rounding nothing else reads): q, k and v (gate and up) go
-    /// beside each other whole, for a split one would hold the next behind its sum. `Some(true)`
-    /// splits those too. Kernel comparisons; `None`: off.
-    pub split_shared: Option<bool>,
-    /// A prompt's projections onto a residual (o and down, `matmul_add`) that split-K leaves
-    /// whole add their products onto it in their own store (`matmul_cm_add.comp`, f16 rows),
-    /// where a separate add takes a dispatch and a barrier more; the same bits. Kernel
-    /// comparisons; `None`: off — not yet measured on a GPU.
-    pub mm_add: Option<bool>,
     /// A prompt's gated activation computed by the dispatch that rounds it for the
     /// down-projection (`act_quant_glu`), where `elementwise` and `act_quant` take two; the
-    /// same bits. Kernel comparisons; `None`: off — not yet measured on a GPU. The conformance
-    /// suite's second float run takes it.
+    /// same bits. Kernel comparisons; `None`: on (H100, session 38: +0.5% alone on Qwen3-8B's
+    /// prompt of 512; see `act_quant_sg` for the three together). The conformance suite's
+    /// float runs take it.
     pub glu_round: Option<bool>,
     /// A prompt's pre-norm computed with the rounding its projections read in one dispatch
     /// (`rms_norm_round`), where `rms_norm` and `act_quant` take two; the same bits. Kernel
-    /// comparisons; `None`: off — not yet measured on a GPU. The conformance suite's float runs
-    /// take it.
+    /// comparisons; `None`: on (H100, session 38: +0.2% alone; see `act_quant_sg`). The
+    /// conformance suite's float runs take it.
     pub norm_round: Option<bool>,
-    /// A prompt's expert mat-muls (`moe_matmul_cm.comp`) skip the products of 16-slot tiles
-    /// past their workgroup's slots (`moe_matmul_cm_skip.comp`: an expert's tile of 128 slots
-    /// holds ~32 at a 512-token prompt of 128 experts, top 8); the same outputs. Kernel
-    /// comparisons. `None`: off — not yet measured on a GPU.
-    pub moe_skip: Option<bool>,
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
@@ -503,20 +483,12 @@ pub(super) struct Tuning {
     pub(super) prep_rows: bool,
     /// See [`VulkanOptions::act_quant_sg`].
     pub(super) act_quant_sg: bool,
-    /// See [`VulkanOptions::split_k`].
-    pub(super) split_k: bool,
     /// See [`VulkanOptions::mm_beside`].
     pub(super) mm_beside: bool,
-    /// See [`VulkanOptions::split_shared`].
-    pub(super) split_shared: bool,
-    /// See [`VulkanOptions::mm_add`].
-    pub(super) mm_add: bool,
     /// See [`VulkanOptions::glu_round`].
     pub(super) glu_round: bool,
     /// See [`VulkanOptions::norm_round`].
     pub(super) norm_round: bool,
-    /// See [`VulkanOptions::moe_skip`].
-    pub(super) moe_skip: bool,
     /// See [`VulkanOptions::route_general`].
     pub(super) route_general: bool,
     /// See [`VulkanOptions::route_rank`].
@@ -982,15 +954,11 @@ impl Tuning {
             router_stop: opts.router_stop,
             router_wg,
             matvec_tokens,
-            prep_rows: opts.prep_rows.unwrap_or(false),
-            act_quant_sg: opts.act_quant_sg.unwrap_or(false),
-            split_k: opts.split_k.unwrap_or(false),
-            mm_beside: opts.mm_beside.unwrap_or(false),
-            split_shared: opts.split_shared.unwrap_or(false),
-            mm_add: opts.mm_add.unwrap_or(false),
-            glu_round: opts.glu_round.unwrap_or(false),
-            norm_round: opts.norm_round.unwrap_or(false),
-            moe_skip: opts.moe_skip.unwrap_or(false),
+            prep_rows: opts.prep_rows.unwrap_or(true),
+            act_quant_sg: opts.act_quant_sg.unwrap_or(true),
+            mm_beside: opts.mm_beside.unwrap_or(true),
+            glu_round: opts.glu_round.unwrap_or(true),
+            norm_round: opts.norm_round.unwrap_or(true),
             route_general: opts.route_general,
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),
