@@ -484,6 +484,8 @@ fn the_decode_attention_preparing_its_inputs_gives_the_same_logits() {
                 // The decode attention on attn_dec.comp at every length.
                 cpu_attention: Some(false),
                 fuse_prep: Some(prep),
+                // The prompt's q/k prep on qk_prep.comp, whose calls are counted below.
+                prep_rows: Some(false),
                 profile: true,
                 ..Default::default()
             },
