@@ -1686,7 +1686,7 @@ impl VulkanBackend {
         }
         self.settle(g);
         self.settle(u);
-        // As `project_to` will read it: f16 pairs for the cooperative mat-mul.
+        // As `project` will read it: f16 pairs for the cooperative mat-mul.
         let half = self.tune.coopmat && g.cols.is_multiple_of(32);
         let out = self.new_tensor(g.rows, g.cols);
         let r = self.new_tensor(g.rows, g.cols);
