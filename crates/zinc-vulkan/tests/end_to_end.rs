@@ -1582,3 +1582,78 @@ fn the_kernels_clock_places_every_workgroup_in_its_stage() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The L2 prefetcher (`prefetch_mb`). Its progress marks (`Some(0)`: a mark after every barrier
+/// and the plan, nothing read — lavapipe has one queue) leave every logit's bits as they were,
+/// and the plan a decode step makes from the one before names every decode mat-vec with a stage
+/// before it — a layer's q, k, v, o, gate and up (the down-projection follows the gate/up with
+/// none between) and the output head — each whole (marks only plan it all), reading from the
+/// stage before its own. Reading needs a second queue: on a device without one, asking is an
+/// error that says so; on one with it, the logits keep their bits with the reads too.
+#[test]
+fn the_l2_prefetcher_keeps_the_logits_and_plans_each_mat_vec() {
+    let dir = std::env::temp_dir().join(format!("zinc-prefetch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut spec = small_qwen3(256, 512);
+    spec.n_head = 4;
+    spec.n_head_kv = 2;
+    let path = dir.join("qwen3-prefetch.gguf");
+    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
+    let file = Arc::new(GgufModel::open(&path).expect("open"));
+    let opts = |prefetch_mb: Option<u32>| VulkanOptions {
+        threads_per_row: Some(16),
+        cpu_attention: Some(false),
+        // The K-quant decode mat-vec at a GPU's shape (lavapipe's own is off).
+        decode_kquant: Some((32, 1, 128)),
+        prefetch_mb,
+        ..Default::default()
+    };
+    let prompt: Vec<u32> = (0..5).map(|i| (i * 37 + 11) % 1024).collect();
+    let cont: Vec<u32> = (0..6).map(|i| (i * 89 + 5) % 1024).collect();
+    let plain = validated(opts(None), &file);
+    assert!(plain.backend.prefetch_plan().is_none());
+    let want = forced(&plain, &prompt, &cont);
+    let same = |e: &Engine<VulkanBackend>, what: &str| {
+        let got = forced(e, &prompt, &cont);
+        for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
+                "{what}, step {i}: the logits differ"
+            );
+        }
+    };
+    let marks = validated(opts(Some(0)), &file);
+    same(&marks, "marks only");
+    let plan = marks.backend.prefetch_plan().expect("a plan");
+    let layers = spec.n_layer;
+    assert_eq!(plan.len(), 6 * layers + 1, "{plan:?}");
+    for e in &plan {
+        let (row_bytes, rows, units, from, until) = (e[2], e[3], e[4], e[5], e[6]);
+        assert_eq!(units * 16, row_bytes, "whole rows: {e:?}");
+        assert_eq!(from + 1, until, "from the stage before: {e:?}");
+        assert!(rows > 0);
+    }
+    // q, k, v in one stage; o, the gate/up and the head each in their own.
+    let mut stages: Vec<u32> = plan.iter().map(|e| e[6]).collect();
+    stages.dedup();
+    assert_eq!(stages.len(), 3 * layers + 1, "{plan:?}");
+    assert!(stages.windows(2).all(|w| w[0] < w[1]));
+    // The head: the last entry, the vocabulary's rows.
+    assert_eq!(plan[plan.len() - 1][3] as usize, spec.n_vocab);
+    match VulkanBackend::new(&VulkanOptions {
+        validation: true,
+        ..opts(Some(8))
+    }) {
+        Err(e) => assert!(
+            e.to_string().contains("one queue"),
+            "the error names the missing queue: {e}"
+        ),
+        Ok(b) => same(&engine(b, &file), "reading 8 MiB a stage"),
+    }
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -400,6 +400,22 @@ pub struct VulkanOptions {
     /// instrumented run is not the plain one's. Off by default; where the device lacks
     /// VK_KHR_shader_clock (the SM's and the device's clock), asking is an error that says so.
     pub clock: bool,
+    /// The L2 prefetcher (`backend/prefetch.rs`): beside each decode step, on a second queue
+    /// of the device, one dispatch reads the next mat-vec's weights into the L2 cache during
+    /// the stages before it that leave memory idle, at most this many MiB a mat-vec stage
+    /// (each row's same first share). `Some(0)`: its progress marks only, nothing read (what
+    /// the marks cost). `None`: off (the default). Results are the same bits either way. Where
+    /// the device has no second queue, asking is an error that says so.
+    pub prefetch_mb: Option<u32>,
+    /// The prefetcher's workgroups (of 256 invocations) and 16-byte loads an invocation has in
+    /// flight, `(groups, loads)`; default (128, 4).
+    pub prefetch_shape: Option<(u32, u32)>,
+    /// Dependent multiply-adds between the prefetcher's polls of the progress word (default
+    /// 64).
+    pub prefetch_delay: Option<u32>,
+    /// How many stages before its mat-vec the prefetcher may start reading a weight (never
+    /// before the stage after the mat-vec before it); default 1.
+    pub prefetch_lookback: Option<u32>,
 }
 
 /// `VulkanOptions` resolved for one device: every default applied, every given value checked.
@@ -531,6 +547,8 @@ pub(super) struct Tuning {
     pub(super) spin_wait: bool,
     /// See [`VulkanOptions::pad_stages`] (the recorder's).
     pub(super) pad_stages: u32,
+    /// See [`VulkanOptions::prefetch_mb`] (the recorder's).
+    pub(super) prefetch: Option<super::prefetch::PrefetchTune>,
 }
 
 /// The most padding stages (`VulkanOptions::pad_stages`) a barrier takes.
@@ -911,6 +929,41 @@ impl Tuning {
                 opts.router_stop
             )));
         }
+        let prefetch = match opts.prefetch_mb {
+            None => None,
+            Some(mb) => {
+                let (groups, loads) = checked(
+                    opts.prefetch_shape,
+                    (128, 4),
+                    |(g, l)| (1..=65535).contains(&g) && (1..=16).contains(&l),
+                    |(g, l)| format!("prefetcher of {g} workgroups, {l} loads (1–65535, 1–16)"),
+                )?;
+                let delay = checked(
+                    opts.prefetch_delay,
+                    64,
+                    |d| d <= 1 << 16,
+                    |d| format!("prefetcher delay {d} (at most 65536)"),
+                )?;
+                let lookback = checked(
+                    opts.prefetch_lookback,
+                    1,
+                    |l| (1..=64).contains(&l),
+                    |l| format!("prefetcher lookback {l} stages (1 to 64)"),
+                )?;
+                if mb > 1 << 16 {
+                    return Err(VulkanError::BadOption(format!(
+                        "prefetch {mb} MiB a stage (at most 65536)"
+                    )));
+                }
+                Some(super::prefetch::PrefetchTune {
+                    bytes: (mb as u64) << 20,
+                    groups,
+                    loads,
+                    delay,
+                    lookback,
+                })
+            }
+        };
         if opts.pad_stages > MAX_PAD_STAGES {
             return Err(VulkanError::BadOption(format!(
                 "{} padding stages (at most {MAX_PAD_STAGES})",
@@ -979,6 +1032,7 @@ impl Tuning {
             chunks: [first, every],
             spin_wait: opts.spin_wait.unwrap_or(!on_cpu),
             pad_stages: opts.pad_stages,
+            prefetch,
         })
     }
 }
