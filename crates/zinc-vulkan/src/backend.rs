@@ -26,7 +26,6 @@ use crate::VulkanError;
 mod clock;
 mod moe;
 mod options;
-mod prefetch;
 mod recorder;
 use moe::MOE_CM_TILE;
 use options::Tuning;
@@ -147,7 +146,7 @@ struct Timer {
     period: f64,
     mask: u64,
     /// The recorder's pieces before (`finish` puts them back).
-    chunks: [u32; 2],
+    chunks: [u32; 3],
 }
 
 impl Timer {
@@ -168,7 +167,7 @@ impl Timer {
                 None,
             )?
         };
-        let chunks = b.rec().set_chunks([u32::MAX; 2]);
+        let chunks = b.rec().set_chunks([u32::MAX, u32::MAX, 2]);
         Ok(Timer {
             pool,
             period: info.timestamp_period as f64,
@@ -661,15 +660,6 @@ pub struct VkWeight {
     row_bytes: u64,
     model: Arc<GgufModel>,
     index: usize,
-    /// The backend's live weights (the L2 prefetcher reads only those): this one leaves it
-    /// when dropped.
-    live: prefetch::Live,
-}
-
-impl Drop for VkWeight {
-    fn drop(&mut self) {
-        prefetch::forget(&self.live, self.buf.address);
-    }
 }
 
 impl VkWeight {
@@ -734,8 +724,6 @@ pub(super) struct NormOrigin {
 
 pub struct VulkanBackend {
     ctx: Arc<Context>,
-    /// The weights alive on the device, by address (what the L2 prefetcher may read).
-    live: prefetch::Live,
     /// The options resolved for this device (every default applied).
     tune: Tuning,
     /// Kept f16 rows of quantized weights, by weight id, and the bytes they may still take
@@ -1012,13 +1000,6 @@ impl VulkanBackend {
         if t.pad_stages > 0 {
             rec.pad = (t.pad_stages, ctx.pipeline("nop", NOP_SPEC)?);
         }
-        let live = prefetch::Live::default();
-        if let Some(pt) = t.prefetch {
-            let pf = prefetch::Prefetcher::new(&ctx, pt, live.clone())?;
-            let (buf, size) = (pf.progress().buffer, pf.progress().size);
-            rec.fill_zero(buf, size)?;
-            rec.pf = Some(pf);
-        }
         let skip: Vec<String> = (opts.skip_kernels.iter())
             .filter(|n| !BarrierAblation::names_one(n))
             .cloned()
@@ -1030,7 +1011,6 @@ impl VulkanBackend {
         let sync = ctx.buffer(4 * SYNC_SLOTS * SYNC_SLOT_WORDS, Memory::Device)?;
         rec.fill_zero(sync.buffer, sync.size)?;
         let b = VulkanBackend {
-            live,
             sync,
             sync_epoch: Default::default(),
             signal: Mutex::new(None),
@@ -1390,15 +1370,6 @@ impl VulkanBackend {
         })();
         timer.finish(self)?;
         result
-    }
-
-    /// The L2 prefetcher's plan for the step being recorded, or the next (`VulkanOptions::
-    /// prefetch_mb`): for each weight, its address (low, high words), row bytes, rows,
-    /// 16-byte units read from each row's start, the stage reading may start at and the stage
-    /// of its mat-vec (stages count the step's barriers). `None` without the prefetcher.
-    pub fn prefetch_plan(&self) -> Option<Vec<[u32; 8]>> {
-        let rec = self.rec();
-        rec.pf.as_ref().map(|p| p.plan_entries().to_vec())
     }
 
     pub fn stats(&self) -> &Stats {
@@ -2611,9 +2582,6 @@ impl VulkanBackend {
             && rows < DEC_HEAD_ROWS
             && spec[5] & !DEC_X32 == 0
             && !self.ablating.load(Relaxed);
-        if kquant && x.rows == 1 {
-            (self.rec()).note_weight(w.buf.address, w.row_bytes, rows as u64);
-        }
         if wait.is_some() {
             self.run_beside(shader, label, spec, g, push);
             self.sync_consumed();
@@ -2763,12 +2731,6 @@ impl VulkanBackend {
         // (It also writes `side`, which it declares not: the quantization cache is replaced
         // below, and the down-projection reading it records a barrier first.)
         let g = grid(ntok, n_ff / 32);
-        if moe.is_none() && ntok == 1 {
-            let mut rec = self.rec();
-            rec.note_weight(gw.buf.address, gw.row_bytes, n_ff as u64);
-            let up = uw.buf.address + u0 as u64 * uw.row_bytes;
-            rec.note_weight(up, uw.row_bytes, n_ff as u64);
-        }
         if wait.is_some() {
             self.run_beside(name, label, spec, g, push);
             self.sync_consumed();
@@ -3451,7 +3413,6 @@ impl Backend for VulkanBackend {
             dims: dims.clone(),
             expected: format!("a tensor the device can hold: {e}"),
         })?;
-        prefetch::remember(&self.live, buf.address, buf.size);
         Ok(VkWeight {
             id: self.next_weight_id.fetch_add(1, Relaxed),
             buf,
@@ -3460,7 +3421,6 @@ impl Backend for VulkanBackend {
             row_bytes,
             model: model.clone(),
             index,
-            live: self.live.clone(),
         })
     }
 

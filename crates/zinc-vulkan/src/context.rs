@@ -27,8 +27,6 @@ pub struct Context {
     pub info: DeviceInfo,
     pub device: ash::Device,
     queue: vk::Queue,
-    /// A second queue of `queue_family`, where it has one (the L2 prefetcher's).
-    queue2: Option<vk::Queue>,
     pub queue_family: u32,
     /// Valid bits of the queue's timestamps (0: it writes none).
     pub timestamp_bits: u32,
@@ -102,13 +100,10 @@ impl Context {
                     name: info.name.clone(),
                     why: "no compute queue".into(),
                 })? as u32;
-            // A second queue of the same family where it has one: the L2 prefetcher's
-            // (`VulkanOptions::prefetch`), at a lower priority.
-            let two = families[queue_family as usize].queue_count >= 2;
-            let prio: &[f32] = if two { &[1.0, 0.5] } else { &[1.0] };
+            let prio = [1.0f32];
             let queues = [vk::DeviceQueueCreateInfo::default()
                 .queue_family_index(queue_family)
-                .queue_priorities(prio)];
+                .queue_priorities(&prio)];
             let coop = info.cooperative_matrix;
             let mut f12 = vk::PhysicalDeviceVulkan12Features::default()
                 .buffer_device_address(true)
@@ -154,7 +149,6 @@ impl Context {
             let stats = capture_stats
                 .then(|| ash::khr::pipeline_executable_properties::Device::new(inst, &device));
             let queue = device.get_device_queue(queue_family, 0);
-            let queue2 = two.then(|| device.get_device_queue(queue_family, 1));
             let mem_props = inst.get_physical_device_memory_properties(pdev);
             let ranges = [vk::PushConstantRange::default()
                 .stage_flags(vk::ShaderStageFlags::COMPUTE)
@@ -174,7 +168,6 @@ impl Context {
                 info,
                 device,
                 queue,
-                queue2,
                 queue_family,
                 timestamp_bits: families[queue_family as usize].timestamp_valid_bits,
                 mem_props,
@@ -466,11 +459,6 @@ impl Context {
 
     pub fn queue(&self) -> vk::Queue {
         self.queue
-    }
-
-    /// The second queue of the family, where the device has one.
-    pub fn queue2(&self) -> Option<vk::Queue> {
-        self.queue2
     }
 }
 

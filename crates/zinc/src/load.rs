@@ -213,6 +213,9 @@ pub struct ModelArgs {
     /// one, `FIRSTxEVERY` (kernel tuning; default 8x64).
     #[arg(long, hide = true, value_parser = parse_pair)]
     pub vk_chunks: Option<(u32, u32)>,
+    /// Vulkan: each later piece of a recording this many times the one before (default 2).
+    #[arg(long, hide = true)]
+    pub vk_chunk_growth: Option<u32>,
     /// Vulkan: the host polls the device's fences instead of sleeping on them (default: on
     /// GPUs, off on CPU devices).
     #[arg(long, hide = true)]
@@ -221,20 +224,6 @@ pub struct ModelArgs {
     /// stage costs on its own is the slope).
     #[arg(long, hide = true, default_value_t = 0)]
     pub vk_pad_stages: u32,
-    /// Vulkan: the L2 prefetcher on a second queue reads the next decode mat-vec's weights into
-    /// the cache during the stages before it, at most this many MiB a mat-vec (0: its progress
-    /// marks only; default off).
-    #[arg(long, hide = true)]
-    pub vk_prefetch: Option<u32>,
-    /// Vulkan: the prefetcher's workgroups and loads an invocation, `GROUPSxLOADS` (128x4).
-    #[arg(long, hide = true, value_parser = parse_pair)]
-    pub vk_prefetch_shape: Option<(u32, u32)>,
-    /// Vulkan: multiply-adds between the prefetcher's polls (64).
-    #[arg(long, hide = true)]
-    pub vk_prefetch_delay: Option<u32>,
-    /// Vulkan: stages before its mat-vec the prefetcher may start (1).
-    #[arg(long, hide = true)]
-    pub vk_prefetch_lookback: Option<u32>,
     /// Vulkan: what the driver compiled each kernel to (registers, shared memory, …; needs
     /// VK_KHR_pipeline_executable_properties), printed after a bench.
     #[arg(long, hide = true)]
@@ -464,12 +453,9 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_router_first: None,
         vk_decode_two: None,
         vk_chunks: None,
+        vk_chunk_growth: None,
         vk_spin_wait: None,
         vk_pad_stages: 0,
-        vk_prefetch: None,
-        vk_prefetch_shape: None,
-        vk_prefetch_delay: None,
-        vk_prefetch_lookback: None,
         vk_pipeline_stats: false,
         vk_clock: false,
         vk_attn_merge: a.vk_attn_merge,
@@ -578,12 +564,9 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         router_first: args.vk_router_first,
         decode_two: args.vk_decode_two,
         submit_chunks: args.vk_chunks,
+        submit_growth: args.vk_chunk_growth,
         spin_wait: args.vk_spin_wait,
         pad_stages: args.vk_pad_stages,
-        prefetch_mb: args.vk_prefetch,
-        prefetch_shape: args.vk_prefetch_shape,
-        prefetch_delay: args.vk_prefetch_delay,
-        prefetch_lookback: args.vk_prefetch_lookback,
         pipeline_stats: args.vk_pipeline_stats,
         clock: args.vk_clock,
         attn_merge: args.vk_attn_merge,

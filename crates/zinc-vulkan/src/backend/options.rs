@@ -355,6 +355,9 @@ pub struct VulkanOptions {
     /// 296.5 tok/s, against 54–63 µs at 16x64, 288.6 / 294.8 / 294.4; 4x64 293.3 / 280.9;
     /// Qwen3-8B, session 11: 254.3 tok/s at 16x64 and 8x64, 4x64 254.4, 2x64 252.9).
     pub submit_chunks: Option<(u32, u32)>,
+    /// Each later piece of a recording is this many times the one before (up to
+    /// `submit_chunks`' most; 2 to 16), kernel tuning. `None`: 2.
+    pub submit_growth: Option<u32>,
     /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 2) with TM 4 where it
     /// fits (`moe_tm`), else (2, 64, 4), 128 slots × 128 rows either way (H200, Qwen3-30B-A3B
     /// prompt 512 at TM 2, tok/s: 2x64x4 5,502; 2x32x2 5,068; 2x32x4 5,045;
@@ -400,22 +403,6 @@ pub struct VulkanOptions {
     /// instrumented run is not the plain one's. Off by default; where the device lacks
     /// VK_KHR_shader_clock (the SM's and the device's clock), asking is an error that says so.
     pub clock: bool,
-    /// The L2 prefetcher (`backend/prefetch.rs`): beside each decode step, on a second queue
-    /// of the device, one dispatch reads the next mat-vec's weights into the L2 cache during
-    /// the stages before it that leave memory idle, at most this many MiB a mat-vec stage
-    /// (each row's same first share). `Some(0)`: its progress marks only, nothing read (what
-    /// the marks cost). `None`: off (the default). Results are the same bits either way. Where
-    /// the device has no second queue, asking is an error that says so.
-    pub prefetch_mb: Option<u32>,
-    /// The prefetcher's workgroups (of 256 invocations) and 16-byte loads an invocation has in
-    /// flight, `(groups, loads)`; default (128, 4).
-    pub prefetch_shape: Option<(u32, u32)>,
-    /// Dependent multiply-adds between the prefetcher's polls of the progress word (default
-    /// 64).
-    pub prefetch_delay: Option<u32>,
-    /// How many stages before its mat-vec the prefetcher may start reading a weight (never
-    /// before the stage after the mat-vec before it); default 1.
-    pub prefetch_lookback: Option<u32>,
 }
 
 /// `VulkanOptions` resolved for one device: every default applied, every given value checked.
@@ -541,14 +528,12 @@ pub(super) struct Tuning {
     pub(super) attn_direct: usize,
     /// See [`VulkanOptions::decode_norm_wg`].
     pub(super) decode_norm_wg: u32,
-    /// See [`VulkanOptions::submit_chunks`] (the recorder's).
-    pub(super) chunks: [u32; 2],
+    /// See [`VulkanOptions::submit_chunks`] and `submit_growth` (the recorder's).
+    pub(super) chunks: [u32; 3],
     /// See [`VulkanOptions::spin_wait`] (the recorder's).
     pub(super) spin_wait: bool,
     /// See [`VulkanOptions::pad_stages`] (the recorder's).
     pub(super) pad_stages: u32,
-    /// See [`VulkanOptions::prefetch_mb`] (the recorder's).
-    pub(super) prefetch: Option<super::prefetch::PrefetchTune>,
 }
 
 /// The most padding stages (`VulkanOptions::pad_stages`) a barrier takes.
@@ -898,6 +883,12 @@ impl Tuning {
             |(a, b)| (1..=4096).contains(&a) && (1..=4096).contains(&b),
             |(a, b)| format!("submit pieces {a}x{b} (1–4,096 commands each)"),
         )?;
+        let growth = checked(
+            opts.submit_growth,
+            2,
+            |g| (2..=16).contains(&g),
+            |g| format!("submit pieces growing {g}× (2 to 16)"),
+        )?;
         let early_mask = checked(
             opts.early_mask,
             EARLY_ALL,
@@ -929,41 +920,6 @@ impl Tuning {
                 opts.router_stop
             )));
         }
-        let prefetch = match opts.prefetch_mb {
-            None => None,
-            Some(mb) => {
-                let (groups, loads) = checked(
-                    opts.prefetch_shape,
-                    (128, 4),
-                    |(g, l)| (1..=65535).contains(&g) && (1..=16).contains(&l),
-                    |(g, l)| format!("prefetcher of {g} workgroups, {l} loads (1–65535, 1–16)"),
-                )?;
-                let delay = checked(
-                    opts.prefetch_delay,
-                    64,
-                    |d| d <= 1 << 16,
-                    |d| format!("prefetcher delay {d} (at most 65536)"),
-                )?;
-                let lookback = checked(
-                    opts.prefetch_lookback,
-                    1,
-                    |l| (1..=64).contains(&l),
-                    |l| format!("prefetcher lookback {l} stages (1 to 64)"),
-                )?;
-                if mb > 1 << 16 {
-                    return Err(VulkanError::BadOption(format!(
-                        "prefetch {mb} MiB a stage (at most 65536)"
-                    )));
-                }
-                Some(super::prefetch::PrefetchTune {
-                    bytes: (mb as u64) << 20,
-                    groups,
-                    loads,
-                    delay,
-                    lookback,
-                })
-            }
-        };
         if opts.pad_stages > MAX_PAD_STAGES {
             return Err(VulkanError::BadOption(format!(
                 "{} padding stages (at most {MAX_PAD_STAGES})",
@@ -1029,10 +985,9 @@ impl Tuning {
             attn_heads,
             attn_direct,
             decode_norm_wg,
-            chunks: [first, every],
+            chunks: [first, every, growth],
             spin_wait: opts.spin_wait.unwrap_or(!on_cpu),
             pad_stages: opts.pad_stages,
-            prefetch,
         })
     }
 }
@@ -1089,7 +1044,17 @@ mod tests {
         assert_eq!(gpu.decode_norm_wg, DECODE_NORM_WG);
         assert!(gpu.moe_fused_down && gpu.route_rank && !gpu.cpu_attention);
         assert_eq!(gpu.f16_budget, (140u64 << 30) / 2);
-        assert_eq!(gpu.chunks, [FIRST_CHUNK, CHUNK]);
+        assert_eq!(gpu.chunks, [FIRST_CHUNK, CHUNK, 2]);
+        let grown = Tuning::resolve(
+            &VulkanOptions {
+                submit_chunks: Some((8, 512)),
+                submit_growth: Some(4),
+                ..Default::default()
+            },
+            &device(crate::DeviceKind::Discrete, 141),
+        )
+        .expect("pieces growing 4×");
+        assert_eq!(grown.chunks, [8, 512, 4]);
         assert!(gpu.spin_wait && gpu.pad_stages == 0);
         assert_eq!(gpu.router_wg, ROUTER_WG);
         assert_eq!(gpu.matvec_tokens, 8);
@@ -1324,6 +1289,20 @@ mod tests {
                     ..Default::default()
                 },
                 "0x64",
+            ),
+            (
+                VulkanOptions {
+                    submit_growth: Some(1),
+                    ..Default::default()
+                },
+                "growing 1×",
+            ),
+            (
+                VulkanOptions {
+                    submit_growth: Some(17),
+                    ..Default::default()
+                },
+                "growing 17×",
             ),
             (
                 VulkanOptions {

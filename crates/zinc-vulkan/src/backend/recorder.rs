@@ -2,7 +2,6 @@
 //! their fences, barriers owed between commands, the mapped upload arena, the profiler's
 //! timestamps, and the pool of device buffers tensors come from.
 
-use super::prefetch::Prefetcher;
 use super::*;
 
 /// Commands before the first piece of a recording goes to the device, and the most in a later
@@ -40,8 +39,6 @@ pub(super) struct Held {
     writes: Option<u64>,
     concurrent: bool,
     also: Option<u64>,
-    /// The L2 prefetcher's notes of the weights it reads (`note_weight`).
-    notes: Vec<(u64, u64, u64)>,
 }
 
 pub(super) struct Recorder {
@@ -69,9 +66,9 @@ pub(super) struct Recorder {
     /// no buffer was written in between (see `QuantCache`).
     pub(super) ops: u64,
     /// See `new`.
-    chunks: [u32; 2],
+    chunks: [u32; 3],
     /// Commands in the open piece before it goes to the device: `chunks[0]` for a recording's
-    /// first, doubling for each later one up to `chunks[1]`.
+    /// first, `chunks[2]` times the one before for each later one, up to `chunks[1]`.
     limit: u32,
     /// A recording has begun and not yet been submitted and waited for (`submit`).
     recording: bool,
@@ -104,9 +101,6 @@ pub(super) struct Recorder {
     pub(super) pad: (u32, vk::Pipeline),
     /// Fences are polled, not slept on (`VulkanOptions::spin_wait`).
     pub(super) spin: bool,
-    /// The L2 prefetcher (`VulkanOptions::prefetch_mb`): its progress marks after every
-    /// barrier, and its dispatch on the second queue each decode step.
-    pub(super) pf: Option<Prefetcher>,
 }
 
 /// Compute-to-compute barriers as recorded, or reduced for timing (the ablation names them).
@@ -259,7 +253,7 @@ impl Recorder {
     pub(super) fn new(
         ctx: &Arc<Context>,
         profile: bool,
-        chunks: [u32; 2],
+        chunks: [u32; 3],
     ) -> Result<Recorder, VulkanError> {
         let d = &ctx.device;
         // SAFETY: plain object creation on a live device.
@@ -341,14 +335,13 @@ impl Recorder {
                 keep_next: false,
                 pad: (0, vk::Pipeline::null()),
                 spin: false,
-                pf: None,
             })
         }
     }
 
     /// Timing tools: sets the commands a piece of a recording holds (`new`'s `chunks`) and
     /// returns the setting before.
-    pub(super) fn set_chunks(&mut self, chunks: [u32; 2]) -> [u32; 2] {
+    pub(super) fn set_chunks(&mut self, chunks: [u32; 3]) -> [u32; 3] {
         self.limit = chunks[0];
         std::mem::replace(&mut self.chunks, chunks)
     }
@@ -370,9 +363,6 @@ impl Recorder {
         if first {
             self.recording = true;
             self.limit = self.chunks[0];
-            if let Some(pf) = &mut self.pf {
-                pf.step_begins(self.barriers);
-            }
             if let Some((t, read0)) = self.landed {
                 let reading = self.gaps.reading.saturating_sub(read0);
                 self.gaps.before_recording += t.elapsed().saturating_sub(reading);
@@ -380,7 +370,7 @@ impl Recorder {
         }
         if self.open && self.prof.is_none() && self.cb_ops >= self.limit {
             self.flush()?;
-            self.limit = (2 * self.limit).min(self.chunks[1]);
+            self.limit = (self.chunks[2].saturating_mul(self.limit)).min(self.chunks[1]);
         }
         self.cb_ops += 1;
         if !self.open {
@@ -475,21 +465,10 @@ impl Recorder {
                 self.since = vk::PipelineStageFlags::COMPUTE_SHADER;
                 self.barriers += 1;
             }
-            // The prefetcher's mark (an update: a transfer) comes after the barrier too.
-            let marks = self.pf.is_some();
-            let dst = if marks {
-                stage | vk::PipelineStageFlags::TRANSFER
-            } else {
-                stage
-            };
-            self.barrier(self.since, dst);
+            self.barrier(self.since, stage);
             self.barriers += 1;
             self.written = Some(Vec::new());
             self.since = vk::PipelineStageFlags::empty();
-            if let Some(pf) = &self.pf {
-                pf.mark(self.cb, self.barriers);
-                self.since = vk::PipelineStageFlags::TRANSFER;
-            }
         }
         self.since |= stage;
         match (&mut self.written, writes) {
@@ -557,39 +536,12 @@ impl Recorder {
         writes: Option<u64>,
         concurrent: bool,
     ) -> Result<(), VulkanError> {
-        let notes = self.take_notes();
         self.release()?;
         if groups.contains(&0) {
             return Ok(());
         }
         self.ops += 1;
-        self.record(name, pipe, push, groups, writes, concurrent)?;
-        self.resolve(notes);
-        Ok(())
-    }
-
-    /// The L2 prefetcher's plan: the next command (dispatch, held or joined) reads `rows` rows
-    /// of `row_bytes` from the weight at `addr` (a decode mat-vec). Nothing without it.
-    pub(super) fn note_weight(&mut self, addr: u64, row_bytes: u64, rows: u64) {
-        if let Some(pf) = &mut self.pf {
-            pf.pending.push((addr, row_bytes, rows));
-        }
-    }
-
-    fn take_notes(&mut self) -> Vec<(u64, u64, u64)> {
-        self.pf
-            .as_mut()
-            .map(|pf| pf.take_pending())
-            .unwrap_or_default()
-    }
-
-    /// A command's notes, given the stage it was just recorded in.
-    fn resolve(&mut self, notes: Vec<(u64, u64, u64)>) {
-        if let Some(pf) = &mut self.pf {
-            if !notes.is_empty() {
-                pf.resolve(notes, self.barriers);
-            }
-        }
+        self.record(name, pipe, push, groups, writes, concurrent)
     }
 
     /// A dispatch (as `dispatch`, which reads nothing that commands since the last barrier
@@ -604,7 +556,6 @@ impl Recorder {
         writes: Option<u64>,
         concurrent: bool,
     ) -> Result<(), VulkanError> {
-        let notes = self.take_notes();
         self.release()?;
         if groups.contains(&0) {
             return Ok(());
@@ -618,7 +569,6 @@ impl Recorder {
             writes,
             concurrent,
             also: None,
-            notes,
         });
         Ok(())
     }
@@ -639,11 +589,9 @@ impl Recorder {
         groups: [u32; 3],
         also: u64,
     ) -> bool {
-        let notes = self.take_notes();
         let Some(h) = &mut self.held else {
             return false;
         };
-        h.notes.extend(notes);
         h.name = name;
         h.pipe = pipe;
         h.push = push.clone();
@@ -662,7 +610,6 @@ impl Recorder {
         let clash = matches!((&self.written, h.also), (Some(w), Some(a)) if w.contains(&a));
         let concurrent = h.concurrent && !clash;
         self.record(h.name, h.pipe, &h.push, h.groups, h.writes, concurrent)?;
-        self.resolve(h.notes);
         if let (Some(w), Some(a)) = (&mut self.written, h.also) {
             w.push(a);
         }
@@ -683,21 +630,16 @@ impl Recorder {
         let Some(h) = self.held.take() else {
             return self.dispatch_beside(name, pipe, push, groups);
         };
-        let notes = self.take_notes();
         if groups.contains(&0) {
-            self.record(h.name, h.pipe, &h.push, h.groups, None, false)?;
-            self.resolve(h.notes);
-            return Ok(());
+            return self.record(h.name, h.pipe, &h.push, h.groups, None, false);
         }
         self.ops += 1;
         self.record(name, pipe, push, groups, None, false)?;
-        self.resolve(notes);
         let keep = self.keep_next;
         self.written = Some(Vec::new());
         let done = self.record(h.name, h.pipe, &h.push, h.groups, Some(0), true);
         self.written = None;
         self.keep_next |= keep;
-        self.resolve(h.notes);
         done
     }
 
@@ -926,19 +868,7 @@ impl Recorder {
         }
         self.open = false;
         self.cb_ops = 0;
-        self.launch_prefetch()
-    }
-
-    /// The L2 prefetcher's dispatch for this step, once its first piece is on the device.
-    fn launch_prefetch(&mut self) -> Result<(), VulkanError> {
-        let Some(bytes) = self.pf.as_ref().filter(|p| p.due()).map(|p| p.plan_bytes()) else {
-            return Ok(());
-        };
-        let at = self.upload(&bytes)?;
-        match &mut self.pf {
-            Some(pf) => pf.launch(at),
-            None => Ok(()),
-        }
+        Ok(())
     }
 
     /// Waits for the command buffers `flush` submitted and frees them.
@@ -959,10 +889,6 @@ impl Recorder {
     /// Submits what is recorded and waits for it (and for what `flush` submitted).
     pub(super) fn submit(&mut self, stats: &Stats) -> Result<(), VulkanError> {
         self.release()?;
-        // A prefetcher in flight stops at the step's last mark: it needs a command buffer.
-        if !self.open && self.pf.as_ref().is_some_and(|p| p.flying()) {
-            self.begin()?;
-        }
         self.recording = false;
         if !self.open {
             self.land()?;
@@ -982,9 +908,6 @@ impl Recorder {
             if let Some(c) = self.steps.as_ref().filter(|c| c.armed) {
                 d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, c.pool, 1);
             }
-            if let Some(pf) = &self.pf {
-                pf.mark_done(self.cb);
-            }
             d.end_command_buffer(self.cb)?;
             self.open = false;
             let cbs = [self.cb];
@@ -1003,13 +926,9 @@ impl Recorder {
                 self.fence,
             )?;
             stats.submits.fetch_add(1, Relaxed);
-            self.launch_prefetch()?;
             // The pieces flushed before this one finish first (one queue, in order).
             self.land()?;
             wait(d, self.fence, &mut self.waited, self.spin)?;
-            if let Some(pf) = &mut self.pf {
-                pf.land()?;
-            }
             self.landed = Some((std::time::Instant::now(), self.gaps.reading));
             if let Some(p) = &mut self.prof {
                 let e = p.totals.entry(HOST_WAIT).or_insert((0.0, 0));
