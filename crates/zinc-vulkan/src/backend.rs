@@ -997,6 +997,7 @@ impl VulkanBackend {
         // Barrier modes (timing) apart from the kernels an ablation leaves out.
         rec.loose = BarrierAblation::of(&opts.skip_kernels)?;
         rec.spin = t.spin_wait;
+        rec.piece_fences = t.piece_fences;
         if t.pad_stages > 0 {
             rec.pad = (t.pad_stages, ctx.pipeline("nop", NOP_SPEC)?);
         }

@@ -216,6 +216,9 @@ pub struct ModelArgs {
     /// Vulkan: each later piece of a recording this many times the one before (default 2).
     #[arg(long, hide = true)]
     pub vk_chunk_growth: Option<u32>,
+    /// Vulkan: each piece of a recording signals a fence of its own (default true).
+    #[arg(long, hide = true)]
+    pub vk_piece_fences: Option<bool>,
     /// Vulkan: the host polls the device's fences instead of sleeping on them (default: on
     /// GPUs, off on CPU devices).
     #[arg(long, hide = true)]
@@ -454,6 +457,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_decode_two: None,
         vk_chunks: None,
         vk_chunk_growth: None,
+        vk_piece_fences: None,
         vk_spin_wait: None,
         vk_pad_stages: 0,
         vk_pipeline_stats: false,
@@ -565,6 +569,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         decode_two: args.vk_decode_two,
         submit_chunks: args.vk_chunks,
         submit_growth: args.vk_chunk_growth,
+        piece_fences: args.vk_piece_fences,
         spin_wait: args.vk_spin_wait,
         pad_stages: args.vk_pad_stages,
         pipeline_stats: args.vk_pipeline_stats,

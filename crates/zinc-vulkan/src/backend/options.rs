@@ -358,6 +358,12 @@ pub struct VulkanOptions {
     /// Each later piece of a recording is this many times the one before (up to
     /// `submit_chunks`' most; 2 to 16), kernel tuning. `None`: 2.
     pub submit_growth: Option<u32>,
+    /// Each piece of a recording sent before its end signals a fence of its own (true, the
+    /// default), or only the recording's last submit does (`false`: a fence's signal follows
+    /// every command submitted before it; the flying list's last slot still takes one). Kernel
+    /// tuning: whether a piece's own fence is what a boundary between pieces costs (~13 µs
+    /// on the H100, session 39) is not yet measured.
+    pub piece_fences: Option<bool>,
     /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 2) with TM 4 where it
     /// fits (`moe_tm`), else (2, 64, 4), 128 slots × 128 rows either way (H200, Qwen3-30B-A3B
     /// prompt 512 at TM 2, tok/s: 2x64x4 5,502; 2x32x2 5,068; 2x32x4 5,045;
@@ -532,6 +538,8 @@ pub(super) struct Tuning {
     pub(super) chunks: [u32; 3],
     /// See [`VulkanOptions::spin_wait`] (the recorder's).
     pub(super) spin_wait: bool,
+    /// See [`VulkanOptions::piece_fences`] (the recorder's).
+    pub(super) piece_fences: bool,
     /// See [`VulkanOptions::pad_stages`] (the recorder's).
     pub(super) pad_stages: u32,
 }
@@ -987,6 +995,7 @@ impl Tuning {
             decode_norm_wg,
             chunks: [first, every, growth],
             spin_wait: opts.spin_wait.unwrap_or(!on_cpu),
+            piece_fences: opts.piece_fences.unwrap_or(true),
             pad_stages: opts.pad_stages,
         })
     }

@@ -15,6 +15,14 @@ pub(super) const ARENA_BYTES: u64 = 8 << 20;
 /// Large uploads are staged in chunks of this size.
 pub(super) const STAGING_BYTES: u64 = 64 << 20;
 
+/// A piece of a recording submitted without waiting (`Recorder::flush`): its command buffer
+/// and fence, and whether the fence went with it (`VulkanOptions::piece_fences`).
+pub(super) struct Piece {
+    cb: vk::CommandBuffer,
+    fence: vk::Fence,
+    fenced: bool,
+}
+
 /// A dispatch as the clock's report needs it (`VulkanOptions::clock`).
 pub(super) struct ClockDispatch {
     pub(super) label: &'static str,
@@ -53,7 +61,7 @@ pub(super) struct Recorder {
     /// Commands in the open command buffer.
     pub(super) cb_ops: u32,
     /// Command buffers submitted without waiting (`flush`), oldest first, and free ones.
-    pub(super) flying: Vec<(vk::CommandBuffer, vk::Fence)>,
+    pub(super) flying: Vec<Piece>,
     pub(super) spare: Vec<(vk::CommandBuffer, vk::Fence)>,
     pub(super) arena: Buffer,
     pub(super) arena_used: u64,
@@ -101,6 +109,8 @@ pub(super) struct Recorder {
     pub(super) pad: (u32, vk::Pipeline),
     /// Fences are polled, not slept on (`VulkanOptions::spin_wait`).
     pub(super) spin: bool,
+    /// Each piece `flush` submits signals a fence of its own (`VulkanOptions::piece_fences`).
+    pub(super) piece_fences: bool,
 }
 
 /// Compute-to-compute barriers as recorded, or reduced for timing (the ablation names them).
@@ -335,6 +345,7 @@ impl Recorder {
                 keep_next: false,
                 pad: (0, vk::Pipeline::null()),
                 spin: false,
+                piece_fences: true,
             })
         }
     }
@@ -839,20 +850,42 @@ impl Recorder {
             d.end_command_buffer(self.cb)?;
             let cbs = [self.cb];
             close_gap(&mut self.landed, &mut self.gaps);
+            // Without piece fences the last piece that fits the flying list takes one, so a
+            // full list always ends in a fenced piece.
+            let fenced = self.piece_fences || self.flying.len() + 1 >= MAX_FLYING;
             d.queue_submit(
                 self.ctx.queue(),
                 &[vk::SubmitInfo::default().command_buffers(&cbs)],
-                self.fence,
+                if fenced {
+                    self.fence
+                } else {
+                    vk::Fence::null()
+                },
             )?;
-            self.flying.push((self.cb, self.fence));
+            self.flying.push(Piece {
+                cb: self.cb,
+                fence: self.fence,
+                fenced,
+            });
             let next = match self.spare.pop() {
                 Some(pair) => pair,
                 None if self.flying.len() >= MAX_FLYING => {
-                    let (cb, fence) = self.flying.remove(0);
-                    wait(d, fence, &mut self.waited, self.spin)?;
-                    d.reset_fences(&[fence])?;
-                    d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())?;
-                    (cb, fence)
+                    // The oldest is done once its fence, or any later piece's, has signalled
+                    // (a fence's signal follows every command submitted before it).
+                    let p = self.flying.remove(0);
+                    let by = match p.fenced {
+                        true => Some(p.fence),
+                        false => self.flying.iter().find(|q| q.fenced).map(|q| q.fence),
+                    };
+                    match by {
+                        Some(f) => wait(d, f, &mut self.waited, self.spin)?,
+                        None => d.queue_wait_idle(self.ctx.queue())?,
+                    }
+                    if p.fenced {
+                        d.reset_fences(&[p.fence])?;
+                    }
+                    d.reset_command_buffer(p.cb, vk::CommandBufferResetFlags::empty())?;
+                    (p.cb, p.fence)
                 }
                 None => {
                     let cb = d.allocate_command_buffers(
@@ -873,14 +906,33 @@ impl Recorder {
 
     /// Waits for the command buffers `flush` submitted and frees them.
     pub(super) fn land(&mut self) -> Result<(), VulkanError> {
+        self.land_after(false)
+    }
+
+    /// `land`; `covered`: a fence submitted after every piece has signalled already (the
+    /// pieces without fences are done).
+    fn land_after(&mut self, covered: bool) -> Result<(), VulkanError> {
         let d = &self.ctx.device;
-        // SAFETY: waits on each submitted fence before resetting it and its command buffer.
+        // SAFETY: every piece is done before its command buffer is reset: its own fence or a
+        // later one (the last piece's, given one by an empty batch where it had none, or the
+        // caller's) has signalled; a fence's signal follows every command submitted before it.
         unsafe {
-            for (cb, fence) in self.flying.drain(..) {
-                wait(d, fence, &mut self.waited, self.spin)?;
-                d.reset_fences(&[fence])?;
-                d.reset_command_buffer(cb, vk::CommandBufferResetFlags::empty())?;
-                self.spare.push((cb, fence));
+            if !covered {
+                if let Some(last) = self.flying.last_mut() {
+                    if !last.fenced {
+                        d.queue_submit(self.ctx.queue(), &[], last.fence)?;
+                        last.fenced = true;
+                    }
+                    wait(d, last.fence, &mut self.waited, self.spin)?;
+                }
+            }
+            for p in self.flying.drain(..) {
+                if p.fenced {
+                    wait(d, p.fence, &mut self.waited, self.spin)?;
+                    d.reset_fences(&[p.fence])?;
+                }
+                d.reset_command_buffer(p.cb, vk::CommandBufferResetFlags::empty())?;
+                self.spare.push((p.cb, p.fence));
             }
         }
         Ok(())
@@ -926,9 +978,9 @@ impl Recorder {
                 self.fence,
             )?;
             stats.submits.fetch_add(1, Relaxed);
-            // The pieces flushed before this one finish first (one queue, in order).
-            self.land()?;
+            // This fence's signal follows every piece flushed before it.
             wait(d, self.fence, &mut self.waited, self.spin)?;
+            self.land_after(true)?;
             self.landed = Some((std::time::Instant::now(), self.gaps.reading));
             if let Some(p) = &mut self.prof {
                 let e = p.totals.entry(HOST_WAIT).or_insert((0.0, 0));
@@ -988,7 +1040,8 @@ impl Drop for Recorder {
                 d.destroy_query_pool(c.pool, None);
             }
             d.destroy_fence(self.fence, None);
-            for (_, fence) in self.flying.drain(..).chain(self.spare.drain(..)) {
+            let flying = self.flying.drain(..).map(|p| (p.cb, p.fence));
+            for (_, fence) in flying.chain(self.spare.drain(..)) {
                 d.destroy_fence(fence, None);
             }
             d.destroy_command_pool(self.pool, None);
