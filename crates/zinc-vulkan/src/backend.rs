@@ -998,6 +998,7 @@ impl VulkanBackend {
         rec.loose = BarrierAblation::of(&opts.skip_kernels)?;
         rec.spin = t.spin_wait;
         rec.piece_fences = t.piece_fences;
+        rec.adaptive = t.submit_adaptive;
         if t.pad_stages > 0 {
             rec.pad = (t.pad_stages, ctx.pipeline("nop", NOP_SPEC)?);
         }
@@ -1371,6 +1372,12 @@ impl VulkanBackend {
         })();
         timer.finish(self)?;
         result
+    }
+
+    /// Pieces of recordings sent to the device before their end, in all (a recording's last
+    /// submit not counted): see `VulkanOptions::submit_chunks`.
+    pub fn pieces_sent(&self) -> u64 {
+        self.rec().pieces
     }
 
     pub fn stats(&self) -> &Stats {

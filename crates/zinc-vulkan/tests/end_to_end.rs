@@ -1586,9 +1586,10 @@ fn the_kernels_clock_places_every_workgroup_in_its_stage() {
 /// How a recording is cut into pieces changes nothing but when the GPU starts: a 12-layer
 /// synthetic Qwen3 prompted and decoded with every command its own piece and only the last
 /// submit fenced (`piece_fences: false`; more pieces a recording than the flying list holds,
-/// so its last slot takes a fence and the oldest pieces are freed on a later one's), and with
-/// pieces growing 3× from 2 commands (`submit_growth`), gives the default's logits bit for bit,
-/// without validation errors.
+/// so its last slot takes a fence and the oldest pieces are freed on a later one's), with
+/// pieces growing 3× from 2 commands (`submit_growth`), and with adaptive pieces (sent early
+/// once the device has finished the ones before: `submit_adaptive`), gives the default's
+/// logits bit for bit, without validation errors.
 #[test]
 fn pieces_without_fences_or_growing_faster_keep_the_logits() {
     let dir = std::env::temp_dir().join(format!("zinc-pieces-{}", std::process::id()));
@@ -1598,31 +1599,56 @@ fn pieces_without_fences_or_growing_faster_keep_the_logits() {
     let path = dir.join("qwen3-pieces.gguf");
     zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
     let file = Arc::new(GgufModel::open(&path).expect("open"));
-    let opts = |chunks: (u32, u32), growth: u32, fences: bool| VulkanOptions {
+    let opts = |chunks: (u32, u32), growth: u32, fences: bool, adaptive: bool| VulkanOptions {
         threads_per_row: Some(16),
         cpu_attention: Some(false),
         decode_kquant: Some((32, 1, 128)),
         submit_chunks: Some(chunks),
         submit_growth: Some(growth),
         piece_fences: Some(fences),
+        submit_adaptive: Some(adaptive),
         ..Default::default()
     };
     let prompt: Vec<u32> = (0..6).map(|i| (i * 41 + 7) % 1024).collect();
     let cont: Vec<u32> = (0..5).map(|i| (i * 97 + 3) % 1024).collect();
-    let want = forced(&validated(opts((8, 64), 2, true), &file), &prompt, &cont);
+    let mut pieces = Vec::new();
+    let want = forced(
+        &validated(opts((8, 64), 2, true, false), &file),
+        &prompt,
+        &cont,
+    );
     for (what, o) in [
-        ("every command a piece, unfenced", opts((1, 1), 2, false)),
-        ("pieces growing 3× from 2", opts((2, 512), 3, true)),
-        ("growing 4× from 8, unfenced", opts((8, 512), 4, false)),
+        (
+            "every command a piece, unfenced",
+            opts((1, 1), 2, false, false),
+        ),
+        ("pieces growing 3× from 2", opts((2, 512), 3, true, false)),
+        (
+            "growing 4× from 8, unfenced",
+            opts((8, 512), 4, false, false),
+        ),
+        (
+            "adaptive, growing 4× from 2",
+            opts((2, 512), 4, false, true),
+        ),
     ] {
-        let got = forced(&validated(o, &file), &prompt, &cont);
+        let e = validated(o, &file);
+        let got = forced(&e, &prompt, &cont);
         for (i, (a, b)) in got.iter().zip(&want).enumerate() {
             assert!(
                 a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
                 "{what}, step {i}: the logits differ"
             );
         }
+        pieces.push(e.backend.pieces_sent());
     }
+    // Every command a piece: more pieces than commands a step's flying list holds (64).
+    assert!(pieces[0] > 64 * (cont.len() as u64 + 1) / 2, "{pieces:?}");
+    // The adaptive pieces go at least as often as the same pieces without it (lavapipe runs
+    // a piece while the host records the next, or at once).
+    let fixed = validated(opts((2, 512), 4, false, false), &file);
+    forced(&fixed, &prompt, &cont);
+    assert!(pieces[3] >= fixed.backend.pieces_sent(), "{pieces:?}");
     assert_eq!(
         zinc_vulkan::validation_errors(),
         0,

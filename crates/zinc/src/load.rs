@@ -219,6 +219,10 @@ pub struct ModelArgs {
     /// Vulkan: each piece of a recording signals a fence of its own (default true).
     #[arg(long, hide = true)]
     pub vk_piece_fences: Option<bool>,
+    /// Vulkan: a piece of a recording also goes once the device has finished the ones before
+    /// (default false).
+    #[arg(long, hide = true)]
+    pub vk_chunk_adaptive: Option<bool>,
     /// Vulkan: the host polls the device's fences instead of sleeping on them (default: on
     /// GPUs, off on CPU devices).
     #[arg(long, hide = true)]
@@ -458,6 +462,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_chunks: None,
         vk_chunk_growth: None,
         vk_piece_fences: None,
+        vk_chunk_adaptive: None,
         vk_spin_wait: None,
         vk_pad_stages: 0,
         vk_pipeline_stats: false,
@@ -570,6 +575,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         submit_chunks: args.vk_chunks,
         submit_growth: args.vk_chunk_growth,
         piece_fences: args.vk_piece_fences,
+        submit_adaptive: args.vk_chunk_adaptive,
         spin_wait: args.vk_spin_wait,
         pad_stages: args.vk_pad_stages,
         pipeline_stats: args.vk_pipeline_stats,

@@ -364,6 +364,14 @@ pub struct VulkanOptions {
     /// tuning: whether a piece's own fence is what a boundary between pieces costs (~13 µs
     /// on the H100, session 39) is not yet measured.
     pub piece_fences: Option<bool>,
+    /// Adaptive pieces: besides at its limit (`submit_chunks`, `submit_growth`), a piece goes
+    /// to the device as soon as it holds a first piece's commands and the device has finished
+    /// every piece before it (its last fence read at each command), so pieces may grow fast
+    /// (fewer boundaries, ~13 µs each on the H100) where the host keeps ahead of the device,
+    /// and the device does not wait for a big piece where it does not (Qwen3-30B-A3B: pieces
+    /// growing 4× ran 4% slower, session 39). Every piece then takes a fence. Kernel tuning,
+    /// off by default until a GPU measures it.
+    pub submit_adaptive: Option<bool>,
     /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 2) with TM 4 where it
     /// fits (`moe_tm`), else (2, 64, 4), 128 slots × 128 rows either way (H200, Qwen3-30B-A3B
     /// prompt 512 at TM 2, tok/s: 2x64x4 5,502; 2x32x2 5,068; 2x32x4 5,045;
@@ -540,6 +548,8 @@ pub(super) struct Tuning {
     pub(super) spin_wait: bool,
     /// See [`VulkanOptions::piece_fences`] (the recorder's).
     pub(super) piece_fences: bool,
+    /// See [`VulkanOptions::submit_adaptive`] (the recorder's).
+    pub(super) submit_adaptive: bool,
     /// See [`VulkanOptions::pad_stages`] (the recorder's).
     pub(super) pad_stages: u32,
 }
@@ -996,6 +1006,7 @@ impl Tuning {
             chunks: [first, every, growth],
             spin_wait: opts.spin_wait.unwrap_or(!on_cpu),
             piece_fences: opts.piece_fences.unwrap_or(true),
+            submit_adaptive: opts.submit_adaptive.unwrap_or(false),
             pad_stages: opts.pad_stages,
         })
     }

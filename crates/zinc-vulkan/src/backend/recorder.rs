@@ -111,6 +111,11 @@ pub(super) struct Recorder {
     pub(super) spin: bool,
     /// Each piece `flush` submits signals a fence of its own (`VulkanOptions::piece_fences`).
     pub(super) piece_fences: bool,
+    /// A piece also goes when the device has finished every piece before it (`starved`;
+    /// `VulkanOptions::submit_adaptive`).
+    pub(super) adaptive: bool,
+    /// Pieces sent before their recording's end (`flush`), in all.
+    pub(super) pieces: u64,
 }
 
 /// Compute-to-compute barriers as recorded, or reduced for timing (the ablation names them).
@@ -346,6 +351,8 @@ impl Recorder {
                 pad: (0, vk::Pipeline::null()),
                 spin: false,
                 piece_fences: true,
+                adaptive: false,
+                pieces: 0,
             })
         }
     }
@@ -364,6 +371,21 @@ impl Recorder {
         !self.open && !self.recording && self.flying.is_empty()
     }
 
+    /// With adaptive pieces (`VulkanOptions::submit_adaptive`): the open piece holds at least a
+    /// first piece's commands and every piece sent before it has finished — the device is
+    /// idle, so the piece goes now rather than at its limit. (Only the last piece's fence is
+    /// read: a fence's signal follows every command submitted before it.)
+    fn starved(&self) -> bool {
+        if !self.adaptive || self.cb_ops < self.chunks[0] {
+            return false;
+        }
+        let Some(last) = self.flying.last() else {
+            return false;
+        };
+        // SAFETY: the fence belongs to this device and was submitted with its piece.
+        last.fenced && unsafe { self.ctx.device.get_fence_status(last.fence) }.unwrap_or(false)
+    }
+
     pub(super) fn begin(&mut self) -> Result<(), VulkanError> {
         // A long recording goes to the device in pieces, so it runs while the host records the
         // rest (a decode step's ~330 commands took ~1.5 ms to record on the H200's host, with
@@ -379,7 +401,7 @@ impl Recorder {
                 self.gaps.before_recording += t.elapsed().saturating_sub(reading);
             }
         }
-        if self.open && self.prof.is_none() && self.cb_ops >= self.limit {
+        if self.open && self.prof.is_none() && (self.cb_ops >= self.limit || self.starved()) {
             self.flush()?;
             self.limit = (self.chunks[2].saturating_mul(self.limit)).min(self.chunks[1]);
         }
@@ -852,7 +874,7 @@ impl Recorder {
             close_gap(&mut self.landed, &mut self.gaps);
             // Without piece fences the last piece that fits the flying list takes one, so a
             // full list always ends in a fenced piece.
-            let fenced = self.piece_fences || self.flying.len() + 1 >= MAX_FLYING;
+            let fenced = self.piece_fences || self.adaptive || self.flying.len() + 1 >= MAX_FLYING;
             d.queue_submit(
                 self.ctx.queue(),
                 &[vk::SubmitInfo::default().command_buffers(&cbs)],
@@ -862,6 +884,7 @@ impl Recorder {
                     vk::Fence::null()
                 },
             )?;
+            self.pieces += 1;
             self.flying.push(Piece {
                 cb: self.cb,
                 fence: self.fence,
