@@ -45,7 +45,8 @@ def run_zinc(a):
         for r in rep["results"]:
             t = label(r["test"][:2], r["n_prompt"] or r["n_gen"], a.depth)
             out[t] = r["avg_ts"]
-            keys = ("host_wait_share", "device_span_share", "idle_us_per_token", "stages_per_step")
+            keys = ("host_wait_share", "device_span_share", "idle_us_per_token", "stages_per_step",
+                    "recording_us_per_token", "pieces_per_token")
             shares[t] = {k: r[k] for k in keys if k in r}
     return out, size, shares
 
@@ -197,6 +198,9 @@ def main():
             if "stages_per_step" in sh:
                 per = "a prompt" if t.startswith("pp") else "a token"
                 parts.append(f"{sh['stages_per_step']:.0f} dependent stages {per}")
+            if "recording_us_per_token" in sh and "pieces_per_token" in sh:
+                parts.append(f"the host recorded a step in {sh['recording_us_per_token']:.0f} µs, "
+                             f"{sh['pieces_per_token']:.1f} pieces before its last submit")
             print(f"ZINC {t}: " + ", ".join(parts))
     series = [("ZINC", zinc), ("llama.cpp (this run)", llama)] + anchors
     svg(os.path.join(a.out, "bench.svg"), tests, series)

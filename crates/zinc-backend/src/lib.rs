@@ -68,6 +68,12 @@ pub struct HostGaps {
     /// Of that, the rest of the time before the next work's first command was recorded (the
     /// remainder of `between` is recording the commands of its first piece).
     pub before_recording: std::time::Duration,
+    /// Apart from the gaps: the host's time recording its waited-for work, from each one's
+    /// first command to its last submit (the device's waits inside left out), and the pieces
+    /// of it sent before that submit, in all. How far ahead of the device the host records
+    /// decides how large pieces can be without the device waiting for one.
+    pub recording: std::time::Duration,
+    pub pieces: u64,
 }
 
 /// One dependent stage of a step as the device's clock saw it (`Backend::clock_step`): the

@@ -4175,6 +4175,7 @@ mod tests {
         let g = b.host_gaps().unwrap();
         assert!(g.reading + g.before_recording <= g.between, "{g:?}");
         assert!(g.reading > std::time::Duration::ZERO, "{g:?}");
+        assert!(g.recording > std::time::Duration::ZERO, "{g:?}");
         // After a wait the gap is open; asking restarts it, so a pause before the next submit's
         // recording is the gap, not the time before asking.
         std::thread::sleep(std::time::Duration::from_millis(30));

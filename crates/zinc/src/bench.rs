@@ -101,6 +101,12 @@ struct TestResult {
     read_us_per_token: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     before_recording_us_per_token: Option<f64>,
+    /// The host's µs a generated token recording the step (first command to last submit, its
+    /// waits left out), and the pieces a step went to the device in before its last submit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recording_us_per_token: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pieces_per_token: Option<f64>,
     /// Dependent stages (barriers) a generated token or a prompt run took, where the backend
     /// tells (`Backend::dependent_stages`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -286,6 +292,8 @@ impl Test<'_> {
                         g.between += b.between - a.between;
                         g.reading += b.reading - a.reading;
                         g.before_recording += b.before_recording - a.before_recording;
+                        g.recording += b.recording - a.recording;
+                        g.pieces += b.pieces - a.pieces;
                     }
                 }
             }
@@ -500,6 +508,14 @@ fn bench_with<B: Backend>(
         let host_gap_us_per_token = gaps.map(|g| per_token(g.between));
         let read_us_per_token = gaps.map(|g| per_token(g.reading));
         let before_recording_us_per_token = gaps.map(|g| per_token(g.before_recording));
+        let recording_us_per_token = gaps.map(|g| per_token(g.recording));
+        let pieces_per_token = gaps.map(|g| g.pieces as f64 / steps);
+        if let (Some(r), Some(p)) = (recording_us_per_token, pieces_per_token) {
+            eprintln!(
+                "zinc bench: {kind}{n}: the host recorded a step in {r:.1} µs, sent in {p:.1} \
+                 pieces before its last submit"
+            );
+        }
         if let Some(w) = host_wait_share {
             let span = device_span_share.map_or(String::new(), |d| {
                 let host = match (
@@ -596,6 +612,8 @@ fn bench_with<B: Backend>(
             host_gap_us_per_token,
             read_us_per_token,
             before_recording_us_per_token,
+            recording_us_per_token,
+            pieces_per_token,
             stages_per_step,
         });
     }

@@ -240,6 +240,13 @@ fn bench_json_reports_where_the_time_went() {
         "{tg} stages a token: {doc}"
     );
     assert!(stages(&results[0]).is_some_and(|p| p >= tg), "{doc}");
+    // The host's recording of a step takes time, and a step of this many commands goes in
+    // pieces (the first after 8 commands) before its last submit.
+    let rec = results[1]["recording_us_per_token"].as_f64();
+    assert!(rec.is_some_and(|u| u > 0.0), "{doc}");
+    let pieces = results[1]["pieces_per_token"].as_f64();
+    assert!(pieces.is_some_and(|p| p >= 1.0), "{doc}");
+    assert!(results[0].get("recording_us_per_token").is_none(), "{doc}");
     let doc = bench("cpu");
     for r in doc["results"].as_array().expect("results") {
         assert!(r.get("device_span_share").is_none(), "{r}");

@@ -116,6 +116,8 @@ pub(super) struct Recorder {
     pub(super) adaptive: bool,
     /// Pieces sent before their recording's end (`flush`), in all.
     pub(super) pieces: u64,
+    /// When the open recording began, and `waited` then (`HostGaps::recording`).
+    recording_since: Option<(std::time::Instant, std::time::Duration)>,
 }
 
 /// Compute-to-compute barriers as recorded, or reduced for timing (the ablation names them).
@@ -353,6 +355,7 @@ impl Recorder {
                 piece_fences: true,
                 adaptive: false,
                 pieces: 0,
+                recording_since: None,
             })
         }
     }
@@ -395,6 +398,7 @@ impl Recorder {
         let first = !self.recording;
         if first {
             self.recording = true;
+            self.recording_since = Some((std::time::Instant::now(), self.waited));
             self.limit = self.chunks[0];
             if let Some((t, read0)) = self.landed {
                 let reading = self.gaps.reading.saturating_sub(read0);
@@ -885,6 +889,7 @@ impl Recorder {
                 },
             )?;
             self.pieces += 1;
+            self.gaps.pieces += 1;
             self.flying.push(Piece {
                 cb: self.cb,
                 fence: self.fence,
@@ -965,6 +970,11 @@ impl Recorder {
     pub(super) fn submit(&mut self, stats: &Stats) -> Result<(), VulkanError> {
         self.release()?;
         self.recording = false;
+        if let Some((t, w0)) = self.recording_since.filter(|_| !self.open) {
+            self.recording_since = None;
+            let waits = self.waited.saturating_sub(w0);
+            self.gaps.recording += t.elapsed().saturating_sub(waits);
+        }
         if !self.open {
             self.land()?;
             self.arena_used = 0;
@@ -995,6 +1005,10 @@ impl Recorder {
                 }
             }
             close_gap(&mut self.landed, &mut self.gaps);
+            if let Some((t, w0)) = self.recording_since.take() {
+                let waits = self.waited.saturating_sub(w0);
+                self.gaps.recording += t.elapsed().saturating_sub(waits);
+            }
             d.queue_submit(
                 self.ctx.queue(),
                 &[vk::SubmitInfo::default().command_buffers(&cbs)],
