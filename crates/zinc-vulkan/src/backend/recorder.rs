@@ -5,8 +5,9 @@
 use super::*;
 
 /// Commands before the first piece of a recording goes to the device, and the most in a later
-/// one, each twice the one before (`VulkanOptions::submit_chunks`); at most this many pieces in
-/// flight (then the oldest is waited for).
+/// one, each `VulkanOptions::submit_growth` (2) times the one before
+/// (`VulkanOptions::submit_chunks`); at most this many pieces in flight (then the oldest is
+/// waited for).
 pub(super) const FIRST_CHUNK: u32 = 8;
 pub(super) const CHUNK: u32 = 64;
 pub(super) const MAX_FLYING: usize = 64;
@@ -392,8 +393,10 @@ impl Recorder {
     pub(super) fn begin(&mut self) -> Result<(), VulkanError> {
         // A long recording goes to the device in pieces, so it runs while the host records the
         // rest (a decode step's ~330 commands took ~1.5 ms to record on the H200's host, with
-        // the GPU idle): the first after FIRST_CHUNK commands, each later one twice the one
-        // before up to CHUNK (the device starts soon, and the host stays ahead of it). Profiles
+        // the GPU idle): the first after FIRST_CHUNK commands, each later one `chunks[2]` (2)
+        // times the one before up to CHUNK (the device starts soon, and the host stays ahead
+        // of it). With adaptive pieces a piece also goes early once the device is idle
+        // (`starved`); the limit grows all the same, so the next piece may be larger. Profiles
         // keep one command buffer per submit (their timestamps are read per command buffer).
         let first = !self.recording;
         if first {
@@ -905,9 +908,15 @@ impl Recorder {
                         true => Some(p.fence),
                         false => self.flying.iter().find(|q| q.fenced).map(|q| q.fence),
                     };
+                    // (A full list ends in a fenced piece, so `by` is always found; the idle
+                    // wait is a safe fallback, counted as a wait too.)
                     match by {
                         Some(f) => wait(d, f, &mut self.waited, self.spin)?,
-                        None => d.queue_wait_idle(self.ctx.queue())?,
+                        None => {
+                            let t = std::time::Instant::now();
+                            d.queue_wait_idle(self.ctx.queue())?;
+                            self.waited += t.elapsed();
+                        }
                     }
                     if p.fenced {
                         d.reset_fences(&[p.fence])?;
