@@ -1379,7 +1379,7 @@ impl VulkanBackend {
     /// Pieces of recordings sent to the device before their end, in all (a recording's last
     /// submit not counted): see `VulkanOptions::submit_chunks`.
     pub fn pieces_sent(&self) -> u64 {
-        self.rec().pieces
+        self.rec().gaps.pieces
     }
 
     pub fn stats(&self) -> &Stats {

@@ -369,7 +369,7 @@ pub struct VulkanOptions {
     /// every piece before it (its last fence read at each command), so pieces may grow fast
     /// (fewer boundaries, ~13 µs each on the H100) where the host keeps ahead of the device,
     /// and the device does not wait for a big piece where it does not (Qwen3-30B-A3B: pieces
-    /// growing 4× ran 4% slower, session 39). Every piece then takes a fence. Kernel tuning,
+    /// growing 4× ran 3–5% slower in one of two calls, session 39). Every piece then takes a fence. Kernel tuning,
     /// off by default until a GPU measures it.
     pub submit_adaptive: Option<bool>,
     /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 2) with TM 4 where it

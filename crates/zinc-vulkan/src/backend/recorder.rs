@@ -115,8 +115,6 @@ pub(super) struct Recorder {
     /// A piece also goes when the device has finished every piece before it (`starved`;
     /// `VulkanOptions::submit_adaptive`).
     pub(super) adaptive: bool,
-    /// Pieces sent before their recording's end (`flush`), in all.
-    pub(super) pieces: u64,
     /// When the open recording began, and `waited` then (`HostGaps::recording`).
     recording_since: Option<(std::time::Instant, std::time::Duration)>,
 }
@@ -355,7 +353,6 @@ impl Recorder {
                 spin: false,
                 piece_fences: true,
                 adaptive: false,
-                pieces: 0,
                 recording_since: None,
             })
         }
@@ -891,7 +888,6 @@ impl Recorder {
                     vk::Fence::null()
                 },
             )?;
-            self.pieces += 1;
             self.gaps.pieces += 1;
             self.flying.push(Piece {
                 cb: self.cb,
@@ -979,8 +975,8 @@ impl Recorder {
     pub(super) fn submit(&mut self, stats: &Stats) -> Result<(), VulkanError> {
         self.release()?;
         self.recording = false;
-        if let Some((t, w0)) = self.recording_since.filter(|_| !self.open) {
-            self.recording_since = None;
+        // The recording ends here: what is left is its last submit.
+        if let Some((t, w0)) = self.recording_since.take() {
             let waits = self.waited.saturating_sub(w0);
             self.gaps.recording += t.elapsed().saturating_sub(waits);
         }
@@ -1014,10 +1010,6 @@ impl Recorder {
                 }
             }
             close_gap(&mut self.landed, &mut self.gaps);
-            if let Some((t, w0)) = self.recording_since.take() {
-                let waits = self.waited.saturating_sub(w0);
-                self.gaps.recording += t.elapsed().saturating_sub(waits);
-            }
             d.queue_submit(
                 self.ctx.queue(),
                 &[vk::SubmitInfo::default().command_buffers(&cbs)],
