@@ -999,6 +999,7 @@ impl VulkanBackend {
         rec.spin = t.spin_wait;
         rec.piece_fences = t.piece_fences;
         rec.adaptive = t.submit_adaptive;
+        rec.poll_every = t.adaptive_poll;
         if t.pad_stages > 0 {
             rec.pad = (t.pad_stages, ctx.pipeline("nop", NOP_SPEC)?);
         }

@@ -1631,6 +1631,23 @@ fn pieces_without_fences_or_growing_faster_keep_the_logits() {
             "adaptive, growing 4× from 2",
             opts((2, 512), 4, false, true),
         ),
+        (
+            "the defaults (8x512 growing 4×, adaptive)",
+            VulkanOptions {
+                submit_chunks: None,
+                submit_growth: None,
+                piece_fences: None,
+                submit_adaptive: None,
+                ..opts((1, 1), 2, false, false)
+            },
+        ),
+        (
+            "adaptive, its fence read at every command",
+            VulkanOptions {
+                adaptive_poll_us: Some(0),
+                ..opts((2, 512), 4, true, true)
+            },
+        ),
     ] {
         let e = validated(o, &file);
         let got = forced(&e, &prompt, &cont);

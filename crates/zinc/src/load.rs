@@ -210,19 +210,23 @@ pub struct ModelArgs {
     #[arg(long, hide = true)]
     pub vk_decode_two: Option<bool>,
     /// Vulkan: commands in the first piece of a recording sent to the GPU, and in each later
-    /// one, `FIRSTxEVERY` (kernel tuning; default 8x64).
+    /// one, `FIRSTxEVERY` (kernel tuning; default 8x512).
     #[arg(long, hide = true, value_parser = parse_pair)]
     pub vk_chunks: Option<(u32, u32)>,
-    /// Vulkan: each later piece of a recording this many times the one before (default 2).
+    /// Vulkan: each later piece of a recording this many times the one before (default 4).
     #[arg(long, hide = true)]
     pub vk_chunk_growth: Option<u32>,
     /// Vulkan: each piece of a recording signals a fence of its own (default true).
     #[arg(long, hide = true)]
     pub vk_piece_fences: Option<bool>,
     /// Vulkan: a piece of a recording also goes once the device has finished the ones before
-    /// (default false).
+    /// (default true).
     #[arg(long, hide = true)]
     pub vk_chunk_adaptive: Option<bool>,
+    /// Vulkan: adaptive pieces read the last piece's fence at most once in this many µs (0:
+    /// at every command; default 4).
+    #[arg(long, hide = true)]
+    pub vk_adaptive_poll_us: Option<u32>,
     /// Vulkan: the host polls the device's fences instead of sleeping on them (default: on
     /// GPUs, off on CPU devices).
     #[arg(long, hide = true)]
@@ -463,6 +467,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_chunk_growth: None,
         vk_piece_fences: None,
         vk_chunk_adaptive: None,
+        vk_adaptive_poll_us: None,
         vk_spin_wait: None,
         vk_pad_stages: 0,
         vk_pipeline_stats: false,
@@ -576,6 +581,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         submit_growth: args.vk_chunk_growth,
         piece_fences: args.vk_piece_fences,
         submit_adaptive: args.vk_chunk_adaptive,
+        adaptive_poll_us: args.vk_adaptive_poll_us,
         spin_wait: args.vk_spin_wait,
         pad_stages: args.vk_pad_stages,
         pipeline_stats: args.vk_pipeline_stats,

@@ -2,7 +2,7 @@
 //! against the device into the kernel shapes the backend records with: defaults per device
 //! kind, and an error naming any tuning value out of range.
 
-use super::recorder::{CHUNK, FIRST_CHUNK};
+use super::recorder::{ADAPTIVE_POLL_US, CHUNK, FIRST_CHUNK, GROWTH};
 use super::*;
 use crate::DeviceInfo;
 
@@ -349,29 +349,38 @@ pub struct VulkanOptions {
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
     /// Commands in the first piece of a recording sent to the device, and the most in a later
-    /// one (1–4,096; each later piece twice the one before, up to it), kernel tuning. `None`:
-    /// (8, 64): the host's gap between tokens is mostly the recording of the first piece
-    /// (H200, Qwen3-30B-A3B tg128: 25.5 / 26.6 µs of the host's a token at 8x64, 296.9 /
-    /// 296.5 tok/s, against 54–63 µs at 16x64, 288.6 / 294.8 / 294.4; 4x64 293.3 / 280.9;
-    /// Qwen3-8B, session 11: 254.3 tok/s at 16x64 and 8x64, 4x64 254.4, 2x64 252.9).
+    /// one (1–4,096; each later piece `submit_growth` times the one before, up to it), kernel
+    /// tuning. `None`: (8, 512): the host's gap between tokens is mostly the recording of the
+    /// first piece, so it stays small (H200, Qwen3-30B-A3B tg128 at 8x64: 25.5 / 26.6 µs of the
+    /// host's a token, against 54–63 µs at 16x64), and each boundary between pieces costs the
+    /// device ~13 µs (H100, session 39's clock), so the later ones grow large. See
+    /// `submit_adaptive` for session 40's measurements.
     pub submit_chunks: Option<(u32, u32)>,
     /// Each later piece of a recording is this many times the one before (up to
-    /// `submit_chunks`' most; 2 to 16), kernel tuning. `None`: 2.
+    /// `submit_chunks`' most; 2 to 16), kernel tuning. `None`: 4 (see `submit_adaptive`).
     pub submit_growth: Option<u32>,
     /// Each piece of a recording sent before its end signals a fence of its own (true, the
     /// default), or only the recording's last submit does (`false`: a fence's signal follows
-    /// every command submitted before it; the flying list's last slot still takes one). Kernel
-    /// tuning: whether a piece's own fence is what a boundary between pieces costs (~13 µs
-    /// on the H100, session 39) is not yet measured.
+    /// every command submitted before it; the flying list's last slot still takes one).
+    /// Adaptive pieces fence every piece whatever this says. Kernel tuning (H100, session 40,
+    /// Qwen3-8B tg128 with 8x64 pieces growing 2×: 303.4 / 303.0 tok/s without, against 299.7 /
+    /// 301.3; within the noise after 4,096 tokens and on the MoE).
     pub piece_fences: Option<bool>,
     /// Adaptive pieces: besides at its limit (`submit_chunks`, `submit_growth`), a piece goes
     /// to the device as soon as it holds a first piece's commands and the device has finished
     /// every piece before it (its last fence read at each command), so pieces may grow fast
-    /// (fewer boundaries, ~13 µs each on the H100) where the host keeps ahead of the device,
-    /// and the device does not wait for a big piece where it does not (Qwen3-30B-A3B: pieces
-    /// growing 4× ran 3–5% slower in one of two calls, session 39). Every piece then takes a fence. Kernel tuning,
-    /// off by default until a GPU measures it.
+    /// (fewer boundaries) where the host keeps ahead of the device, and the device does not
+    /// wait for a big piece where it does not. Every piece then takes a fence. `None`: on.
+    /// H100, session 40, tok/s, alternating on one build: 8x512 pieces growing 4× with it,
+    /// against the earlier 8x64 growing 2× — Qwen3-8B tg128 312.2 / 310.3 against 299.7 /
+    /// 301.3 (growing 4× without it: 312.2 / 299.0, the host slower in the second); after
+    /// 4,096 tokens 265.6 / 264.6 against 253.0 / 247.6; Qwen3-30B-A3B tg128 339.9 / 347.4
+    /// against 336.5 / 336.6 (session 39: growing 4× without it, 3–5% slower in one call).
     pub submit_adaptive: Option<bool>,
+    /// Adaptive pieces read the last piece's fence at most once in this many µs (0: at every
+    /// command; at most 1,000), kernel tuning. `None`: 4 — a read per command (~340 a
+    /// Qwen3-30B-A3B step) may cost the host more than the device's idle µs it saves.
+    pub adaptive_poll_us: Option<u32>,
     /// `moe_matmul_cm.comp`'s tile, as `coopmat_tile`. `None`: (2, 64, 2) with TM 4 where it
     /// fits (`moe_tm`), else (2, 64, 4), 128 slots × 128 rows either way (H200, Qwen3-30B-A3B
     /// prompt 512 at TM 2, tok/s: 2x64x4 5,502; 2x32x2 5,068; 2x32x4 5,045;
@@ -550,6 +559,8 @@ pub(super) struct Tuning {
     pub(super) piece_fences: bool,
     /// See [`VulkanOptions::submit_adaptive`] (the recorder's).
     pub(super) submit_adaptive: bool,
+    /// See [`VulkanOptions::adaptive_poll_us`] (the recorder's).
+    pub(super) adaptive_poll: std::time::Duration,
     /// See [`VulkanOptions::pad_stages`] (the recorder's).
     pub(super) pad_stages: u32,
 }
@@ -903,9 +914,15 @@ impl Tuning {
         )?;
         let growth = checked(
             opts.submit_growth,
-            2,
+            GROWTH,
             |g| (2..=16).contains(&g),
             |g| format!("submit pieces growing {g}× (2 to 16)"),
+        )?;
+        let adaptive_poll = checked(
+            opts.adaptive_poll_us,
+            ADAPTIVE_POLL_US,
+            |us| us <= 1000,
+            |us| format!("adaptive pieces polling every {us} µs (0 to 1,000)"),
         )?;
         let early_mask = checked(
             opts.early_mask,
@@ -1006,7 +1023,8 @@ impl Tuning {
             chunks: [first, every, growth],
             spin_wait: opts.spin_wait.unwrap_or(!on_cpu),
             piece_fences: opts.piece_fences.unwrap_or(true),
-            submit_adaptive: opts.submit_adaptive.unwrap_or(false),
+            submit_adaptive: opts.submit_adaptive.unwrap_or(true),
+            adaptive_poll: std::time::Duration::from_micros(adaptive_poll.into()),
             pad_stages: opts.pad_stages,
         })
     }
@@ -1064,7 +1082,9 @@ mod tests {
         assert_eq!(gpu.decode_norm_wg, DECODE_NORM_WG);
         assert!(gpu.moe_fused_down && gpu.route_rank && !gpu.cpu_attention);
         assert_eq!(gpu.f16_budget, (140u64 << 30) / 2);
-        assert_eq!(gpu.chunks, [FIRST_CHUNK, CHUNK, 2]);
+        assert_eq!(gpu.chunks, [FIRST_CHUNK, CHUNK, GROWTH]);
+        assert!(gpu.submit_adaptive && gpu.piece_fences);
+        assert_eq!(gpu.adaptive_poll.as_micros(), ADAPTIVE_POLL_US.into());
         let grown = Tuning::resolve(
             &VulkanOptions {
                 submit_chunks: Some((8, 512)),
@@ -1323,6 +1343,13 @@ mod tests {
                     ..Default::default()
                 },
                 "growing 17×",
+            ),
+            (
+                VulkanOptions {
+                    adaptive_poll_us: Some(1001),
+                    ..Default::default()
+                },
+                "polling every 1001 µs",
             ),
             (
                 VulkanOptions {

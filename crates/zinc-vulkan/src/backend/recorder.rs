@@ -5,11 +5,13 @@
 use super::*;
 
 /// Commands before the first piece of a recording goes to the device, and the most in a later
-/// one, each `VulkanOptions::submit_growth` (2) times the one before
-/// (`VulkanOptions::submit_chunks`); at most this many pieces in flight (then the oldest is
-/// waited for).
+/// one, each GROWTH times the one before (`VulkanOptions::submit_chunks`, `submit_growth`); at
+/// most MAX_FLYING pieces in flight (then the oldest is waited for).
 pub(super) const FIRST_CHUNK: u32 = 8;
-pub(super) const CHUNK: u32 = 64;
+pub(super) const CHUNK: u32 = 512;
+pub(super) const GROWTH: u32 = 4;
+/// Adaptive pieces read the last piece's fence at most once in this many µs.
+pub(super) const ADAPTIVE_POLL_US: u32 = 4;
 pub(super) const MAX_FLYING: usize = 64;
 /// Uploads (positions, ids, small tensors) go through a mapped arena of this size.
 pub(super) const ARENA_BYTES: u64 = 8 << 20;
@@ -115,6 +117,10 @@ pub(super) struct Recorder {
     /// A piece also goes when the device has finished every piece before it (`starved`;
     /// `VulkanOptions::submit_adaptive`).
     pub(super) adaptive: bool,
+    /// Adaptive pieces read the last piece's fence at most this often
+    /// (`VulkanOptions::adaptive_poll_us`), and when they last did.
+    pub(super) poll_every: std::time::Duration,
+    polled: Option<std::time::Instant>,
     /// When the open recording began, and `waited` then (`HostGaps::recording`).
     recording_since: Option<(std::time::Instant, std::time::Duration)>,
 }
@@ -353,6 +359,8 @@ impl Recorder {
                 spin: false,
                 piece_fences: true,
                 adaptive: false,
+                poll_every: std::time::Duration::ZERO,
+                polled: None,
                 recording_since: None,
             })
         }
@@ -375,24 +383,38 @@ impl Recorder {
     /// With adaptive pieces (`VulkanOptions::submit_adaptive`): the open piece holds at least a
     /// first piece's commands and every piece sent before it has finished — the device is
     /// idle, so the piece goes now rather than at its limit. (Only the last piece's fence is
-    /// read: a fence's signal follows every command submitted before it.)
-    fn starved(&self) -> bool {
+    /// read: a fence's signal follows every command submitted before it; and at most once
+    /// each `poll_every`, so a driver whose fence reads cost does not slow the recording.)
+    fn starved(&mut self) -> bool {
         if !self.adaptive || self.cb_ops < self.chunks[0] {
             return false;
         }
         let Some(last) = self.flying.last() else {
             return false;
         };
+        if !last.fenced {
+            return false;
+        }
+        if !self.poll_every.is_zero() {
+            let now = std::time::Instant::now();
+            if self
+                .polled
+                .is_some_and(|t| now.duration_since(t) < self.poll_every)
+            {
+                return false;
+            }
+            self.polled = Some(now);
+        }
         // SAFETY: the fence belongs to this device and was submitted with its piece.
-        last.fenced && unsafe { self.ctx.device.get_fence_status(last.fence) }.unwrap_or(false)
+        unsafe { self.ctx.device.get_fence_status(last.fence) }.unwrap_or(false)
     }
 
     pub(super) fn begin(&mut self) -> Result<(), VulkanError> {
         // A long recording goes to the device in pieces, so it runs while the host records the
         // rest (a decode step's ~330 commands took ~1.5 ms to record on the H200's host, with
-        // the GPU idle): the first after FIRST_CHUNK commands, each later one `chunks[2]` (2)
-        // times the one before up to CHUNK (the device starts soon, and the host stays ahead
-        // of it). With adaptive pieces a piece also goes early once the device is idle
+        // the GPU idle): the first after FIRST_CHUNK commands, each later one `chunks[2]`
+        // (GROWTH) times the one before up to CHUNK (the device starts soon, and the host stays
+        // ahead of it; each boundary costs the device ~13 µs, so few pieces). With adaptive pieces a piece also goes early once the device is idle
         // (`starved`); the limit grows all the same, so the next piece may be larger. Profiles
         // keep one command buffer per submit (their timestamps are read per command buffer).
         let first = !self.recording;
