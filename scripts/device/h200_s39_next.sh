@@ -1,5 +1,6 @@
 #!/bin/bash
-# Ready for a later session (carry .gl and .dev): whether a boundary between a decode step's
+# Prepared in session 39, run as session 40's first call (carry .gl and .dev; results in
+# BENCHMARKS): whether a boundary between a decode step's
 # pieces (~13 µs more than a barrier on the H100, session 39's clock) is the piece's own fence
 # (`--vk-piece-fences false`: only the step's last submit fenced) or the submit itself (fewer
 # pieces: `--vk-chunks 8x512 --vk-chunk-growth 4`), both, and adaptive pieces (`--vk-chunk-adaptive
