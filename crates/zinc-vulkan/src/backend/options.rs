@@ -1089,14 +1089,14 @@ mod tests {
         assert_eq!(gpu.adaptive_poll.as_micros(), ADAPTIVE_POLL_US.into());
         let grown = Tuning::resolve(
             &VulkanOptions {
-                submit_chunks: Some((8, 512)),
-                submit_growth: Some(4),
+                submit_chunks: Some((16, 256)),
+                submit_growth: Some(3),
                 ..Default::default()
             },
             &device(crate::DeviceKind::Discrete, 141),
         )
-        .expect("pieces growing 4×");
-        assert_eq!(grown.chunks, [8, 512, 4]);
+        .expect("pieces growing 3×");
+        assert_eq!(grown.chunks, [16, 256, 3]);
         assert!(gpu.spin_wait && gpu.pad_stages == 0);
         assert_eq!(gpu.router_wg, ROUTER_WG);
         assert_eq!(gpu.matvec_tokens, 8);

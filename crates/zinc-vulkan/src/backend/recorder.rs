@@ -405,7 +405,8 @@ impl Recorder {
             }
             self.polled = Some(now);
         }
-        // SAFETY: the fence belongs to this device and was submitted with its piece.
+        // SAFETY: the fence belongs to this device and was submitted with its piece. (An error
+        // reads as "not yet": the piece goes at its limit, and the next wait reports it.)
         unsafe { self.ctx.device.get_fence_status(last.fence) }.unwrap_or(false)
     }
 
@@ -414,9 +415,10 @@ impl Recorder {
         // rest (a decode step's ~330 commands took ~1.5 ms to record on the H200's host, with
         // the GPU idle): the first after FIRST_CHUNK commands, each later one `chunks[2]`
         // (GROWTH) times the one before up to CHUNK (the device starts soon, and the host stays
-        // ahead of it; each boundary costs the device ~13 µs, so few pieces). With adaptive pieces a piece also goes early once the device is idle
-        // (`starved`); the limit grows all the same, so the next piece may be larger. Profiles
-        // keep one command buffer per submit (their timestamps are read per command buffer).
+        // ahead of it; each boundary costs the device ~13 µs, so few pieces). With adaptive
+        // pieces a piece also goes early once the device is idle (`starved`); the limit grows
+        // all the same, so the next piece may be larger. Profiles keep one command buffer per
+        // submit (their timestamps are read per command buffer).
         let first = !self.recording;
         if first {
             self.recording = true;
@@ -968,9 +970,12 @@ impl Recorder {
     /// pieces without fences are done).
     fn land_after(&mut self, covered: bool) -> Result<(), VulkanError> {
         let d = &self.ctx.device;
-        // SAFETY: every piece is done before its command buffer is reset: its own fence or a
-        // later one (the last piece's, given one by an empty batch where it had none, or the
-        // caller's) has signalled; a fence's signal follows every command submitted before it.
+        // SAFETY: every piece is done before its command buffer is reset: a fence submitted
+        // after all of them (the last piece's, given one by an empty batch where it had none,
+        // or the caller's) has signalled, and a fence's signal follows every command submitted
+        // before it. A piece's own fence is still waited for (at once, being signalled) before
+        // it is reset: its signal operation is not a command, so the later fence need not
+        // cover it, and a fence may be reset only once no signal of it is pending.
         unsafe {
             if !covered {
                 if let Some(last) = self.flying.last_mut() {
