@@ -38,6 +38,17 @@ decode_ab() {
     [ $# -gt 0 ] && tps $Z $M "$@"
   done
 }
+# `decode_alt "OPTS" …`: the three decode tests (Qwen3-30B-A3B tg128, Qwen3-8B tg128, tg64
+# after 4,096 tokens), each twice, the defaults and each OPTS in turn (session 40's loops).
+decode_alt() {
+  for M in "-m /tmp/moe.gguf -p 0 -n 128 -r 2" "-m /tmp/q8b.gguf -p 0 -n 128 -r 2" \
+    "-m /tmp/q8b.gguf -p 0 -n 64 -r 1 -d 4096"; do
+    for i in 1 2; do
+      tps $Z $M
+      for o in "$@"; do tps $Z $M $o; done
+    done
+  done
+}
 # LCU: where llama.cpp is unpacked and built (default /tmp/lcu; a folder inside the checkout
 # that git ignores outlives the call while the machine stays warm, so a later call can reuse it).
 LCU=${LCU:-/tmp/lcu}

@@ -9,11 +9,6 @@
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 synth
 wait_synth
-for M in "-m /tmp/moe.gguf -p 0 -n 128 -r 2" "-m /tmp/q8b.gguf -p 0 -n 128 -r 2" \
-  "-m /tmp/q8b.gguf -p 0 -n 64 -r 1 -d 4096"; do
-  for i in 1 2; do
-    for o in "" "--vk-chunks 4x512" "--vk-chunks 2x512"; do tps $Z $M $o; done
-  done
-done
+decode_alt "--vk-chunks 4x512" "--vk-chunks 2x512"
 clocked moe -m /tmp/moe.gguf -p 0 -n 16 -r 1
 echo "[${SECONDS}s] done"
