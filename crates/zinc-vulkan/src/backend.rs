@@ -19,7 +19,7 @@ use zinc_backend::{
 };
 use zinc_gguf::{GgmlType, GgufModel};
 
-use crate::context::{Buffer, Context, Memory, Push, Spec};
+use crate::context::{Buffer, Context, FastMap, Memory, Push, Spec};
 use crate::device::{self, Instance};
 use crate::VulkanError;
 
@@ -77,10 +77,13 @@ pub struct Stats {
 /// The shader variant of a per-format kernel (`matvec_Q4_K`, …): names are `'static` because the
 /// pipeline cache is keyed by them.
 fn variant(kernel: &'static str, ty: GgmlType) -> &'static str {
-    static NAMES: Mutex<Option<HashMap<(&'static str, u32), &'static str>>> = Mutex::new(None);
+    // Keyed by where `kernel` lies, not its text (a hash of integers at every command); the
+    // same text at two places leaks two equal names, a few bytes each.
+    type Names = FastMap<(usize, usize, u32), &'static str>;
+    static NAMES: Mutex<Option<Names>> = Mutex::new(None);
     let mut m = NAMES.lock().unwrap_or_else(|e| e.into_inner());
-    let map = m.get_or_insert_with(HashMap::new);
-    map.entry((kernel, ty.id()))
+    let map = m.get_or_insert_with(FastMap::default);
+    map.entry((kernel.as_ptr() as usize, kernel.len(), ty.id()))
         .or_insert_with(|| Box::leak(format!("{kernel}_{}", ty.name()).into_boxed_str()))
 }
 
@@ -97,6 +100,10 @@ const ATTN_DEC_SLICES: usize = 16;
 /// Kernels whose outputs index other data (expert ids): left out, later kernels could read out
 /// of bounds, so they are never skipped, nor counted for an ablation.
 pub(crate) const NEVER_SKIPPED: [&str; 3] = ["moe_route", "moe_sort", "router_routed"];
+
+/// The ablation name that records nothing (`Recorder::dry`): a step's host time without the
+/// driver's command calls.
+const DRY: &str = "record";
 
 /// `Backend::ablation`'s state.
 struct Ablation {
@@ -728,7 +735,7 @@ pub struct VulkanBackend {
     tune: Tuning,
     /// Kept f16 rows of quantized weights, by weight id, and the bytes they may still take
     /// (see [`VulkanOptions::prompt_weight_cache_mb`]).
-    f16_rows: Mutex<HashMap<u64, Buffer>>,
+    f16_rows: Mutex<FastMap<u64, Buffer>>,
     f16_budget: AtomicU64,
     next_weight_id: AtomicU64,
     qcache: Mutex<Option<QuantCache>>,
@@ -1004,7 +1011,7 @@ impl VulkanBackend {
             rec.pad = (t.pad_stages, ctx.pipeline("nop", NOP_SPEC)?);
         }
         let skip: Vec<String> = (opts.skip_kernels.iter())
-            .filter(|n| !BarrierAblation::names_one(n))
+            .filter(|n| !BarrierAblation::names_one(n) && *n != DRY)
             .cloned()
             .collect();
         let attn_count = ctx.buffer(4 * ATTN_COUNTERS as u64, Memory::Device)?;
@@ -1013,11 +1020,12 @@ impl VulkanBackend {
         rec.fill_zero(fuse_count.buffer, fuse_count.size)?;
         let sync = ctx.buffer(4 * SYNC_SLOTS * SYNC_SLOT_WORDS, Memory::Device)?;
         rec.fill_zero(sync.buffer, sync.size)?;
+        rec.dry = opts.skip_kernels.iter().any(|n| n == DRY);
         let b = VulkanBackend {
             sync,
             sync_epoch: Default::default(),
             signal: Mutex::new(None),
-            f16_rows: Mutex::new(HashMap::new()),
+            f16_rows: Mutex::new(FastMap::default()),
             f16_budget: AtomicU64::new(t.f16_budget),
             next_weight_id: AtomicU64::new(0),
             qcache: Mutex::new(None),
@@ -1045,7 +1053,7 @@ impl VulkanBackend {
             rec: Arc::new(Mutex::new(rec)),
             pool: Arc::new(Pool {
                 ctx: ctx.clone(),
-                free: Mutex::new(HashMap::new()),
+                free: Mutex::new(FastMap::default()),
             }),
             ctx,
             stats: Arc::new(Stats::default()),
@@ -1452,11 +1460,13 @@ impl VulkanBackend {
     }
 
     /// Records `shader` (workgroup size `wg`) over `groups`.
+    #[inline(always)]
     fn run(&self, shader: &'static str, wg: u32, groups: [u32; 3], push: Push) {
         self.run_spec(shader, [wg, 0, 0], groups, push)
     }
 
     /// Records `shader` with both specialization constants over `groups`.
+    #[inline(always)]
     fn run_spec(&self, shader: &'static str, spec: [u32; 3], groups: [u32; 3], push: Push) {
         let spec = [spec[0], spec[1], spec[2], 0, 0, 0];
         self.run_ordered(shader, spec, groups, push, None, false);
@@ -1464,6 +1474,7 @@ impl VulkanBackend {
 
     /// `run_spec` for a command that writes only `writes` (where given) and, if `concurrent`,
     /// reads only what the commands since the last barrier read (see `Recorder::order`).
+    #[inline(always)]
     fn run_ordered(
         &self,
         shader: &'static str,

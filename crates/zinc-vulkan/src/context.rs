@@ -23,6 +23,71 @@ include!(concat!(env!("OUT_DIR"), "/shaders.rs"));
 /// Bytes of push constants every pipeline layout declares (the guaranteed minimum).
 pub const PUSH_BYTES: u32 = 128;
 
+/// A hasher for the maps a decode step reads at every command (pipelines, the buffer pool):
+/// keys are the program's own (shader names, shapes, sizes), so no defence against chosen keys
+/// is needed, and the standard SipHash was ~10% of a step's host recording (perf, lavapipe,
+/// `--vk-skip record`). Multiply-rotate over 8-byte words (the Fx scheme).
+#[derive(Default, Clone, Copy)]
+pub struct FastHasher(u64);
+
+impl FastHasher {
+    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+
+    #[inline(always)]
+    fn add(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(Self::K);
+    }
+}
+
+impl std::hash::Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            self.add(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, v: u8) {
+        self.add(v as u64);
+    }
+
+    #[inline]
+    fn write_u32(&mut self, v: u32) {
+        self.add(v as u64);
+    }
+
+    #[inline]
+    fn write_u64(&mut self, v: u64) {
+        self.add(v);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, v: usize) {
+        self.add(v as u64);
+    }
+
+    /// The state mixed once more (splitmix64's finalizer): a product's low bits depend only on
+    /// the low bits of what went in, and the table picks buckets by the low bits.
+    #[inline]
+    fn finish(&self) -> u64 {
+        let mut h = self.0;
+        h = (h ^ (h >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        h = (h ^ (h >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        h ^ (h >> 31)
+    }
+}
+
+/// A `HashMap` with [`FastHasher`].
+pub type FastMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<FastHasher>>;
+
 pub struct Context {
     pub info: DeviceInfo,
     pub device: ash::Device,
@@ -32,7 +97,11 @@ pub struct Context {
     pub timestamp_bits: u32,
     mem_props: vk::PhysicalDeviceMemoryProperties,
     pipeline_layout: vk::PipelineLayout,
-    pipelines: Mutex<HashMap<(&'static str, Spec), vk::Pipeline>>,
+    pipelines: Mutex<FastMap<(&'static str, Spec), vk::Pipeline>>,
+    /// `pipelines` by where the name lies (its pointer and length) rather than what it reads:
+    /// the lookup at every command hashes and compares integers only. A name met at another
+    /// address finds the same pipeline through `pipelines`.
+    by_site: Mutex<FastMap<(usize, usize, Spec), vk::Pipeline>>,
     /// Pipelines are created with their statistics captured, read through this
     /// (`pipeline_statistics`).
     stats: Option<ash::khr::pipeline_executable_properties::Device>,
@@ -44,7 +113,7 @@ pub struct Context {
     clock: std::sync::OnceLock<(u64, u32)>,
     /// Each clocked pipeline's kind (the number its records carry: the pipelines clocked
     /// before it).
-    clocked: Mutex<HashMap<vk::Pipeline, u32>>,
+    clocked: Mutex<FastMap<vk::Pipeline, u32>>,
     // Dropped last: the device must go before the instance.
     _instance: Instance,
 }
@@ -172,7 +241,8 @@ impl Context {
                 timestamp_bits: families[queue_family as usize].timestamp_valid_bits,
                 mem_props,
                 pipeline_layout: layout,
-                pipelines: Mutex::new(HashMap::new()),
+                pipelines: Mutex::new(FastMap::default()),
+                by_site: Mutex::new(FastMap::default()),
                 stats,
                 allocated: Default::default(),
                 clock: Default::default(),
@@ -336,6 +406,21 @@ impl Context {
     /// (shape parameters some shaders declare; ignored by the others), created on first use;
     /// with the clock set (`set_clock`), from the shader's `_clk` variant where it has one.
     pub fn pipeline(&self, name: &'static str, spec: Spec) -> Result<vk::Pipeline, VulkanError> {
+        let site = (name.as_ptr() as usize, name.len(), spec);
+        if let Some(&p) = (self.by_site.lock().unwrap_or_else(|e| e.into_inner())).get(&site) {
+            return Ok(p);
+        }
+        let p = self.pipeline_by_name(name, spec)?;
+        (self.by_site.lock().unwrap_or_else(|e| e.into_inner())).insert(site, p);
+        Ok(p)
+    }
+
+    /// `pipeline`, looked up (or created) by the name's text.
+    fn pipeline_by_name(
+        &self,
+        name: &'static str,
+        spec: Spec,
+    ) -> Result<vk::Pipeline, VulkanError> {
         let mut cache = self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(&p) = cache.get(&(name, spec)) {
             return Ok(p);
@@ -582,44 +667,54 @@ impl Drop for Buffer {
     }
 }
 
-/// Push constants: buffer addresses first (8-byte aligned), then 4-byte scalars.
+/// Push constants: buffer addresses first (8-byte aligned), then 4-byte scalars. Kept as 4-byte
+/// words so that a builder chain's writes land at constant places once inlined (a byte array
+/// with slice copies made every step of a chain a 136-byte memcpy: ~20% of a decode step's
+/// host recording, perf on lavapipe).
 #[derive(Clone)]
 pub struct Push {
-    bytes: [u8; PUSH_BYTES as usize],
+    words: [u32; PUSH_WORDS],
     len: usize,
 }
 
+const PUSH_WORDS: usize = PUSH_BYTES as usize / 4;
+
 impl Push {
+    #[inline(always)]
     pub fn new() -> Push {
         Push {
-            bytes: [0; PUSH_BYTES as usize],
+            words: [0; PUSH_WORDS],
             len: 0,
         }
     }
 
-    pub fn addr(mut self, a: u64) -> Push {
+    #[inline(always)]
+    pub fn addr(self, a: u64) -> Push {
         assert!(
-            self.len.is_multiple_of(8),
+            self.len.is_multiple_of(2),
             "addresses come first in push constants"
         );
-        self.bytes[self.len..self.len + 8].copy_from_slice(&a.to_le_bytes());
-        self.len += 8;
-        self
+        self.u32(a as u32).u32((a >> 32) as u32)
     }
 
+    #[inline(always)]
     pub fn u32(mut self, v: u32) -> Push {
-        self.bytes[self.len..self.len + 4].copy_from_slice(&v.to_le_bytes());
-        self.len += 4;
+        self.words[self.len] = v;
+        self.len += 1;
         self
     }
 
+    #[inline(always)]
     pub fn f32(self, v: f32) -> Push {
         self.u32(v.to_bits())
     }
 
+    #[inline(always)]
     pub fn as_bytes(&self) -> &[u8] {
-        // Rounded up to 4 (always true) so the range is valid.
-        &self.bytes[..self.len]
+        let words = &self.words[..self.len];
+        // SAFETY: a `u32` slice viewed as its bytes: same memory, 4 times the length, and u8
+        // has no alignment or validity requirements.
+        unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u8>(), 4 * words.len()) }
     }
 }
 

@@ -401,7 +401,9 @@ pub struct VulkanOptions {
     /// what they cost, barriers included. Or one barrier mode: `barrier` (compute-to-compute
     /// barriers left out, but the one after an MoE router), `barrier-exec` (execution
     /// dependencies without memory barriers), `barrier-read` (writes made visible to reads
-    /// only). **The results are wrong** (or may be); for timing only.
+    /// only). Or `record`: no command reaches the driver (command buffers go empty), so a
+    /// step's recording time is the host's own part of it. **The results are wrong** (or may
+    /// be); for timing only.
     pub skip_kernels: Vec<String>,
     /// Timing only: before every barrier between dependent commands, this many more dependent
     /// stages of one empty workgroup each (`nop.comp`), so the cost of a stage on its own

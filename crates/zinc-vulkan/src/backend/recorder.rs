@@ -123,6 +123,11 @@ pub(super) struct Recorder {
     polled: Option<std::time::Instant>,
     /// When the open recording began, and `waited` then (`HostGaps::recording`).
     recording_since: Option<(std::time::Instant, std::time::Duration)>,
+    /// Timing only (`--vk-skip record`): commands are counted, ordered and uploaded as ever,
+    /// but none reaches the driver (command buffers are begun, ended and submitted empty), so
+    /// a step's recording time is ZINC's own part of it; results are wrong. Pieces keep their
+    /// limits (never adaptive: the idle device would end one at every first-piece count).
+    pub(super) dry: bool,
 }
 
 /// Compute-to-compute barriers as recorded, or reduced for timing (the ablation names them).
@@ -362,6 +367,7 @@ impl Recorder {
                 poll_every: std::time::Duration::ZERO,
                 polled: None,
                 recording_since: None,
+                dry: false,
             })
         }
     }
@@ -386,7 +392,7 @@ impl Recorder {
     /// read: a fence's signal follows every command submitted before it; and at most once
     /// each `poll_every`, so a driver whose fence reads cost does not slow the recording.)
     fn starved(&mut self) -> bool {
-        if !self.adaptive || self.cb_ops < self.chunks[0] {
+        if !self.adaptive || self.dry || self.cb_ops < self.chunks[0] {
             return false;
         }
         let Some(last) = self.flying.last() else {
@@ -483,6 +489,9 @@ impl Recorder {
         push: Option<&Push>,
     ) {
         debug_assert!(self.held.is_none(), "a dispatch held past a raw one");
+        if self.dry {
+            return;
+        }
         let d = &self.ctx.device;
         // SAFETY: recording into the open command buffer with a pipeline of this device.
         unsafe {
@@ -542,6 +551,9 @@ impl Recorder {
     /// next command (in stage `dst`) and every later one: a compute-to-compute barrier names
     /// only the compute stage. (Timing ablations, `loose`, reduce compute-to-compute ones.)
     pub(super) fn barrier(&self, src: vk::PipelineStageFlags, dst: vk::PipelineStageFlags) {
+        if self.dry {
+            return;
+        }
         let access = |st: vk::PipelineStageFlags, shader, transfer| {
             let mut a = vk::AccessFlags::empty();
             if st.contains(vk::PipelineStageFlags::COMPUTE_SHADER) {
@@ -734,6 +746,9 @@ impl Recorder {
                 stage: self.barriers,
             });
         }
+        if self.dry {
+            return Ok(());
+        }
         let timed = self.time_next(name);
         let d = &self.ctx.device;
         // SAFETY: recording into the open command buffer with a pipeline of this device; the
@@ -783,7 +798,7 @@ impl Recorder {
     /// copy's writes made visible to the host (a fence makes them available, not visible).
     pub(super) fn before_host_read(&mut self) {
         debug_assert!(self.held.is_none(), "a dispatch held past a copy");
-        if !self.open {
+        if !self.open || self.dry {
             return;
         }
         let mb = vk::MemoryBarrier::default()
@@ -818,6 +833,9 @@ impl Recorder {
         self.ops += 1;
         self.begin()?;
         self.order(None, false, vk::PipelineStageFlags::TRANSFER);
+        if self.dry {
+            return Ok(());
+        }
         let timed = self.time_next(COPY);
         // SAFETY: recording a copy between live buffers, in bounds (callers check); the
         // timestamp queries were reset when the buffer began.
@@ -861,6 +879,9 @@ impl Recorder {
         self.ops += 1;
         self.begin()?;
         self.order(None, false, vk::PipelineStageFlags::TRANSFER);
+        if self.dry {
+            return Ok(());
+        }
         // SAFETY: recording a fill of a live buffer; size is a multiple of 4.
         unsafe {
             self.ctx
@@ -1117,7 +1138,7 @@ impl Drop for Recorder {
 /// Free device buffers by size class, reused by later tensors.
 pub(super) struct Pool {
     pub(super) ctx: Arc<Context>,
-    pub(super) free: Mutex<HashMap<u64, Vec<Buffer>>>,
+    pub(super) free: Mutex<FastMap<u64, Vec<Buffer>>>,
 }
 
 impl Pool {
