@@ -478,27 +478,29 @@ impl DecNorm {
 /// accumulate], `moe`'s scalars, then `norm`'s, with the flags (`DecNorm::spec` says which
 /// of FUSE and RS the pipeline has).
 pub(super) fn dec_push(addrs: [u64; 4], dims: [u32; 5], moe: &DecMoe, norm: &DecNorm) -> Push {
-    let p = addrs
-        .iter()
-        .chain(&[moe.ids, moe.scale, moe.wts])
-        .fold(Push::new(), |p, &a| p.addr(a));
+    let mut p = Push::new();
+    for &a in addrs.iter().chain(&[moe.ids, moe.scale, moe.wts]) {
+        p.a(a);
+    }
     let flags = (moe.x_per_slot as u32) << 2
         | (moe.has_scale as u32) << 3
         | (norm.gelu as u32) << 4
         | (norm.up as u32) << 5
         | (norm.up_scaled as u32) << 6
         | norm.mode << 8;
-    dims.iter()
-        .fold(p, |p, &d| p.u32(d))
-        .u32(moe.expert16)
-        .u32(moe.k)
-        .u32(moe.row0)
-        .addr(norm.nz)
-        .addr(norm.side)
-        .addr(norm.g)
-        .addr(norm.cnt)
-        .f32(norm.eps)
-        .u32(flags)
+    for &d in &dims {
+        p.w(d);
+    }
+    p.w(moe.expert16)
+        .w(moe.k)
+        .w(moe.row0)
+        .a(norm.nz)
+        .a(norm.side)
+        .a(norm.g)
+        .a(norm.cnt)
+        .f(norm.eps)
+        .w(flags);
+    p
 }
 
 /// The MoE slots of `VulkanBackend::glu_fused`: their experts (`ids`), the gate's and the up's
@@ -1194,7 +1196,8 @@ impl VulkanBackend {
                 // counters say they all met every time.
                 let sync = |r: u32| -> Result<(f64, bool), VulkanError> {
                     let cnt = self.tensor_from(&[0.0; 4], 1, 4);
-                    let push = Push::new().addr(cnt.addr()).u32(r).u32(spin_limit);
+                    let mut push = Push::new();
+                    push.a(cnt.addr()).w(r).w(spin_limit);
                     let ns = time(&|| {
                         // After the counters' upload.
                         let mut rec = self.rec();
@@ -1354,11 +1357,11 @@ impl VulkanBackend {
                 move || {
                     for i in 0..n as usize {
                         let w = &copies[i % copies.len()];
-                        let push = Push::new()
-                            .addr(w.buf.address)
-                            .addr(sink.addr())
-                            .u32((bytes / 16) as u32)
-                            .u32(groups as u32);
+                        let mut push = Push::new();
+                        push.a(w.buf.address)
+                            .a(sink.addr())
+                            .w((bytes / 16) as u32)
+                            .w(groups as u32);
                         let spec = [wg, loads, 0, 0, 0, 0];
                         let g = fold(groups);
                         self.run_ordered("stream_read", spec, g, push, Some(sink.addr()), false);
@@ -1593,15 +1596,15 @@ impl VulkanBackend {
     #[allow(clippy::too_many_arguments)]
     fn elementwise(&self, x: u64, y: u64, o: u64, n: usize, ncols: usize, op: u32, s: f32) {
         const WG: u32 = 256;
-        let push = Push::new()
-            .addr(x)
-            .addr(y)
-            .addr(o)
-            .addr(self.gelu_table.address)
-            .u32(n as u32)
-            .u32(ncols as u32)
-            .u32(op)
-            .f32(s);
+        let mut push = Push::new();
+        push.a(x)
+            .a(y)
+            .a(o)
+            .a(self.gelu_table.address)
+            .w(n as u32)
+            .w(ncols as u32)
+            .w(op)
+            .f(s);
         self.run("elementwise", WG, fold(n.div_ceil(WG as usize)), push);
     }
 
@@ -1615,15 +1618,15 @@ impl VulkanBackend {
         };
         const WG: u32 = 256;
         let n = nrows * width;
-        let push = Push::new()
-            .addr(x.addr())
-            .addr(out.addr())
-            .addr(rows_addr)
-            .u32(x.cols as u32)
-            .u32(col0 as u32)
-            .u32(width as u32)
-            .u32(nrows as u32)
-            .u32(rows.is_some() as u32);
+        let mut push = Push::new();
+        push.a(x.addr())
+            .a(out.addr())
+            .a(rows_addr)
+            .w(x.cols as u32)
+            .w(col0 as u32)
+            .w(width as u32)
+            .w(nrows as u32)
+            .w(rows.is_some() as u32);
         self.run("gather", WG, fold(n.div_ceil(WG as usize)), push);
         out
     }
@@ -1654,12 +1657,12 @@ impl VulkanBackend {
         }
         let out = self.new_tensor(x.rows, x.cols);
         let n = x.len() / block;
-        let push = Push::new()
-            .addr(x.addr())
-            .addr(out.addr())
-            .u32(n as u32)
-            .u32(mode)
-            .u32(half as u32);
+        let mut push = Push::new();
+        push.a(x.addr())
+            .a(out.addr())
+            .w(n as u32)
+            .w(mode)
+            .w(half as u32);
         // A workgroup per block (modes 1, 2), or per 128 elements (3, 4).
         let groups = if block == 1 { n.div_ceil(128) } else { n };
         let sg = self.tune.act_quant_sg && self.tune.shuffle;
@@ -1712,16 +1715,16 @@ impl VulkanBackend {
         let half = self.tune.coopmat && g.cols.is_multiple_of(32);
         let out = self.new_tensor(g.rows, g.cols);
         let r = self.new_tensor(g.rows, g.cols);
-        let push = Push::new()
-            .addr(g.addr())
-            .addr(r.addr())
-            .addr(u.addr())
-            .addr(out.addr())
-            .addr(self.gelu_table.address)
-            .u32((g.len() / block) as u32)
-            .u32(mode)
-            .u32(half as u32)
-            .u32((act == GatedAct::GeGlu) as u32);
+        let mut push = Push::new();
+        push.a(g.addr())
+            .a(r.addr())
+            .a(u.addr())
+            .a(out.addr())
+            .a(self.gelu_table.address)
+            .w((g.len() / block) as u32)
+            .w(mode)
+            .w(half as u32)
+            .w((act == GatedAct::GeGlu) as u32);
         let sg = self.tune.act_quant_sg && self.tune.shuffle;
         let name = if sg {
             "act_quant_glu_sg"
@@ -1759,17 +1762,17 @@ impl VulkanBackend {
         }
         let half = self.tune.coopmat && group.is_multiple_of(32);
         let r = self.new_tensor(x.rows, x.cols);
-        let push = Push::new()
-            .addr(x.addr())
-            .addr(w.buf.address)
-            .addr(out.addr())
-            .addr(r.addr())
-            .u32(x.cols as u32)
-            .u32(group as u32)
-            .f32(eps)
-            .u32(x.rows as u32)
-            .u32(mode)
-            .u32(half as u32);
+        let mut push = Push::new();
+        push.a(x.addr())
+            .a(w.buf.address)
+            .a(out.addr())
+            .a(r.addr())
+            .w(x.cols as u32)
+            .w(group as u32)
+            .f(eps)
+            .w(x.rows as u32)
+            .w(mode)
+            .w(half as u32);
         self.run_spec("rms_norm_round", [wg, 1, group as u32], fold(x.rows), push);
         self.rounding_made(out, mode, half, r);
         true
@@ -1852,12 +1855,8 @@ impl VulkanBackend {
         // Sized in f32 slots: n bytes of quants, 4 floats per 32 elements.
         let q = self.new_tensor(1, n.div_ceil(4));
         let s = self.new_tensor(1, n / 8);
-        let push = Push::new()
-            .addr(x.addr())
-            .addr(q.addr())
-            .addr(s.addr())
-            .u32(n as u32)
-            .u32(mode);
+        let mut push = Push::new();
+        push.a(x.addr()).a(q.addr()).a(s.addr()).w(n as u32).w(mode);
         self.run("quant_act", 64, fold(n.div_ceil(256)), push);
         let addrs = (q.addr(), s.addr(), false, None);
         *cache = Some(QuantCache {
@@ -1906,12 +1905,12 @@ impl VulkanBackend {
             return;
         };
         x.is_deferred.store(false, Ordering::Release);
-        let push = Push::new()
-            .addr(x.key())
-            .addr(n.parts())
-            .u32(x.cols as u32)
-            .u32(x.rows as u32)
-            .f32(n.eps);
+        let mut push = Push::new();
+        push.a(x.key())
+            .a(n.parts())
+            .w(x.cols as u32)
+            .w(x.rows as u32)
+            .f(n.eps);
         self.run("rscale", 256, fold(x.rows * x.cols.div_ceil(1024)), push);
     }
 
@@ -2207,14 +2206,14 @@ impl VulkanBackend {
     ) -> VkTensor {
         let (rows, cols) = (w.rows(), w.cols());
         let float_weight = is_float(w.ty);
-        let push = Push::new()
-            .addr(w.buf.address)
-            .addr(xa)
-            .addr(out.addr())
-            .u32(cols as u32)
-            .u32(rows as u32)
-            .u32(w.row_bytes as u32)
-            .u32(x.rows as u32);
+        let mut push = Push::new();
+        push.a(w.buf.address)
+            .a(xa)
+            .a(out.addr())
+            .w(cols as u32)
+            .w(rows as u32)
+            .w(w.row_bytes as u32)
+            .w(x.rows as u32);
         if cooperative {
             // Optionally the weight as f16 rows first: a copy kept for later prompts while the
             // budget lasts, else a pool buffer (back to the pool once the mat-mul that reads it
@@ -2326,14 +2325,14 @@ impl VulkanBackend {
             && w.row_bytes.is_multiple_of(16)
             && w.buf.address.is_multiple_of(16)
             && xa.is_multiple_of(16);
-        let push = Push::new()
-            .addr(w.buf.address)
-            .addr(xa)
-            .addr(out)
-            .u32(cols as u32)
-            .u32(rows as u32)
-            .u32(w.row_bytes as u32)
-            .u32(x.rows as u32);
+        let mut push = Push::new();
+        push.a(w.buf.address)
+            .a(xa)
+            .a(out)
+            .w(cols as u32)
+            .w(rows as u32)
+            .w(w.row_bytes as u32)
+            .w(x.rows as u32);
         let push = match (scale, norm_in) {
             (Some(n), _) => push.addr(n.parts()).f32(n.eps).u32(1),
             (None, Some(n)) => push.addr(n.w).f32(n.eps).u32(0),
@@ -2394,12 +2393,12 @@ impl VulkanBackend {
     /// Records `w` decoded into f16 rows at `out` (dequant_f16.comp).
     fn dequant_f16(&self, w: &VkWeight, out: u64) {
         let (rows, cols) = (w.all_rows(), w.cols());
-        let p = Push::new()
-            .addr(w.buf.address)
-            .addr(out)
-            .u32(cols as u32)
-            .u32(rows as u32)
-            .u32(w.row_bytes as u32);
+        let mut p = Push::new();
+        p.a(w.buf.address)
+            .a(out)
+            .w(cols as u32)
+            .w(rows as u32)
+            .w(w.row_bytes as u32);
         let groups = fold((rows * cols / 16).div_ceil(256));
         self.run(variant("dequant_f16", w.ty), 256, groups, p);
     }
@@ -2585,11 +2584,14 @@ impl VulkanBackend {
             let bits = norm.spec() | if wait.is_some() { DEC_WAIT } else { 0 };
             ([wg, tpr, nr, 0, self.dec_shape(w)[3], bits], push)
         } else {
-            let p = addrs.iter().fold(Push::new(), |p, &a| p.addr(a));
-            (
-                [wg, tpr, nt, nr, 0, 0],
-                dims.iter().fold(p, |p, &d| p.u32(d)),
-            )
+            let mut p = Push::new();
+            for &a in &addrs {
+                p.a(a);
+            }
+            for &d in &dims {
+                p.w(d);
+            }
+            ([wg, tpr, nt, nr, 0, 0], p)
         };
         let writes = (!accumulate).then_some(y);
         let label = self.shape_label(shader, rows, cols);
@@ -2868,16 +2870,16 @@ impl VulkanBackend {
         let out = self.new_tensor(gate.rows, gate.cols);
         // The input of the down-projection: quantized in the same dispatch.
         if let Some((mode, q, s)) = self.quant_target_for(gate.rows, gate.cols, int_next) {
-            let push = Push::new()
-                .addr(gate.addr())
-                .addr(up.addr())
-                .addr(out.addr())
-                .addr(self.gelu_table.address)
-                .addr(q.addr())
-                .addr(s.addr())
-                .u32(gate.len() as u32)
-                .u32((act == GatedAct::GeGlu) as u32)
-                .u32(mode);
+            let mut push = Push::new();
+            push.a(gate.addr())
+                .a(up.addr())
+                .a(out.addr())
+                .a(self.gelu_table.address)
+                .a(q.addr())
+                .a(s.addr())
+                .w(gate.len() as u32)
+                .w((act == GatedAct::GeGlu) as u32)
+                .w(mode);
             self.run("glu_quant", 64, fold(gate.len().div_ceil(256)), push);
             self.quant_primed(&out, mode, q, s);
             return out;
@@ -2902,14 +2904,14 @@ impl VulkanBackend {
     fn norm_to(&self, x: &VkTensor, w: &VkWeight, eps: f32, out: u64) {
         let group = w.dims.iter().product::<u64>() as usize;
         let ngroups = x.len() / group.max(1);
-        let push = Push::new()
-            .addr(x.addr())
-            .addr(w.buf.address)
-            .addr(out)
-            .u32(x.cols as u32)
-            .u32(group as u32)
-            .f32(eps)
-            .u32(ngroups as u32);
+        let mut push = Push::new();
+        push.a(x.addr())
+            .a(w.buf.address)
+            .a(out)
+            .w(x.cols as u32)
+            .w(group as u32)
+            .f(eps)
+            .w(ngroups as u32);
         let wg = self.norm_wg(group, x.rows);
         self.run_spec(
             "rms_norm",
@@ -2937,20 +2939,20 @@ impl VulkanBackend {
         let pairs = |t: &VkTensor| t.rows * (t.cols / head_dim) * half;
         let nx = pairs(x);
         let n = nx + y.map_or(0, pairs);
-        let push = Push::new()
-            .addr(x.addr())
-            .addr(y.map_or(0, |t| t.addr()))
-            .addr(pos)
-            .addr(table)
-            .u32(x.cols as u32)
-            .u32(y.map_or(0, |t| t.cols) as u32)
-            .u32(head_dim as u32)
-            .u32(p.n_rot.min(head_dim) as u32)
-            .u32((p.style == RopeStyle::Neox) as u32)
-            .f32(p.freq_base)
-            .f32(p.freq_scale)
-            .u32(x.rows as u32)
-            .u32(nx as u32);
+        let mut push = Push::new();
+        push.a(x.addr())
+            .a(y.map_or(0, |t| t.addr()))
+            .a(pos)
+            .a(table)
+            .w(x.cols as u32)
+            .w(y.map_or(0, |t| t.cols) as u32)
+            .w(head_dim as u32)
+            .w(p.n_rot.min(head_dim) as u32)
+            .w((p.style == RopeStyle::Neox) as u32)
+            .f(p.freq_base)
+            .f(p.freq_scale)
+            .w(x.rows as u32)
+            .w(nx as u32);
         self.run("rope", 64, fold(n.div_ceil(64)), push);
     }
 
@@ -2969,17 +2971,17 @@ impl VulkanBackend {
             Some(((m, qb, sb), hpb)) => (*m, qb.addr(), sb.addr(), *hpb),
             None => (0, 0, 0, 1),
         };
-        let push = Push::new()
-            .addr(part.addr())
-            .addr(out.addr())
-            .addr(qa)
-            .addr(sa)
-            .u32(p.n_head as u32)
-            .u32(hd as u32)
-            .u32(1)
-            .u32(nsplit as u32)
-            .u32(hpb as u32)
-            .u32(mode);
+        let mut push = Push::new();
+        push.a(part.addr())
+            .a(out.addr())
+            .a(qa)
+            .a(sa)
+            .w(p.n_head as u32)
+            .w(hd as u32)
+            .w(1)
+            .w(nsplit as u32)
+            .w(hpb as u32)
+            .w(mode);
         self.run("attn_combine", 64, [(p.n_head / hpb) as u32, 1, 1], push);
         if let Some(((m, qb, sb), _)) = target {
             self.quant_primed(out, m, qb, sb);
@@ -3267,27 +3269,27 @@ impl VulkanBackend {
             }
             None => (0, 0, 0),
         };
-        let pc = Push::new()
-            .addr(q.addr())
-            .addr(cache.k[layer].address)
-            .addr(cache.v[layer].address)
-            .addr(out.addr())
-            .addr(pos)
-            .addr(part.as_ref().map_or(0, |t| t.addr()))
-            .addr(qa)
-            .addr(sa)
-            .addr(self.attn_count.address)
-            .addr(prm.0)
-            .addr(prm.1)
-            .addr(prm.2)
-            .u32(p.n_head as u32)
-            .u32(p.n_head_kv as u32)
-            .f32(p.scale)
-            .u32(window)
-            .u32(split_len as u32)
-            .u32(mode)
-            .u32((p.n_head / p.n_head_kv) as u32)
-            .u32(direct as u32);
+        let mut pc = Push::new();
+        pc.a(q.addr())
+            .a(cache.k[layer].address)
+            .a(cache.v[layer].address)
+            .a(out.addr())
+            .a(pos)
+            .a(part.as_ref().map_or(0, |t| t.addr()))
+            .a(qa)
+            .a(sa)
+            .a(self.attn_count.address)
+            .a(prm.0)
+            .a(prm.1)
+            .a(prm.2)
+            .w(p.n_head as u32)
+            .w(p.n_head_kv as u32)
+            .f(p.scale)
+            .w(window)
+            .w(split_len as u32)
+            .w(mode)
+            .w((p.n_head / p.n_head_kv) as u32)
+            .w(direct as u32);
         let g = [workgroups as u32, 1, nsplit as u32];
         let spec = [
             p.head_dim as u32,
@@ -3545,14 +3547,14 @@ impl Backend for VulkanBackend {
         let ids: Vec<u32> = ids.iter().map(|&i| i.min(n_rows as u32 - 1)).collect();
         let out = self.new_tensor(ids.len(), cols);
         let ids_addr = self.upload(&u32s(&ids));
-        let push = Push::new()
-            .addr(table.buf.address)
-            .addr(ids_addr)
-            .addr(out.addr())
-            .u32(cols as u32)
-            .u32(table.row_bytes as u32)
-            .u32(ids.len() as u32)
-            .f32(scale);
+        let mut push = Push::new();
+        push.a(table.buf.address)
+            .a(ids_addr)
+            .a(out.addr())
+            .w(cols as u32)
+            .w(table.row_bytes as u32)
+            .w(ids.len() as u32)
+            .f(scale);
         // get_rows.comp's SPAN columns a workgroup.
         const SPAN: usize = 256;
         self.run(
@@ -3595,18 +3597,18 @@ impl Backend for VulkanBackend {
                 let sync = (x.rows == 1).then(|| self.sync_begin()).flatten();
                 let (slot, epoch) = sync.unwrap_or((0, 0));
                 let qa = q.addr();
-                let push = Push::new()
-                    .addr(x.addr())
-                    .addr(w.buf.address)
-                    .addr(out.addr())
-                    .addr(qa)
-                    .addr(s.addr())
-                    .u32(x.cols as u32)
-                    .f32(eps)
-                    .u32(x.rows as u32)
-                    .u32(mode)
-                    .addr(slot)
-                    .u32(epoch);
+                let mut push = Push::new();
+                push.a(x.addr())
+                    .a(w.buf.address)
+                    .a(out.addr())
+                    .a(qa)
+                    .a(s.addr())
+                    .w(x.cols as u32)
+                    .f(eps)
+                    .w(x.rows as u32)
+                    .w(mode)
+                    .a(slot)
+                    .w(epoch);
                 let wg = self.norm_wg(x.cols, x.rows);
                 let spec = [wg, self.tune.shuffle as u32, 0];
                 let groups = fold(x.rows * x.cols.div_ceil(4 * wg as usize));
@@ -3775,14 +3777,14 @@ impl Backend for VulkanBackend {
         let pos = self.upload(&u32s(positions));
         // K and V in one dispatch.
         let words = k.rows * d / 2;
-        let push = Push::new()
-            .addr(k.addr())
-            .addr(v.addr())
-            .addr(cache.k[layer].address)
-            .addr(cache.v[layer].address)
-            .addr(pos)
-            .u32(d as u32)
-            .u32(k.rows as u32);
+        let mut push = Push::new();
+        push.a(k.addr())
+            .a(v.addr())
+            .a(cache.k[layer].address)
+            .a(cache.v[layer].address)
+            .a(pos)
+            .w(d as u32)
+            .w(k.rows as u32);
         self.run("kv_store", 256, fold(words.div_ceil(256)), push);
         Ok(())
     }
@@ -3824,26 +3826,26 @@ impl Backend for VulkanBackend {
             .map_or(0, |t| self.upload(&u32s(&t)));
         let flags =
             norms.0.is_some() as u32 | (norms.1.is_some() as u32) << 1 | u32::from(table != 0) << 2;
-        let push = Push::new()
-            .addr(q.addr())
-            .addr(k.addr())
-            .addr(v.addr())
-            .addr(norms.0.map_or(0, |w| w.buf.address))
-            .addr(norms.1.map_or(0, |w| w.buf.address))
-            .addr(cache.k[layer].address)
-            .addr(cache.v[layer].address)
-            .addr(pos)
-            .u32(nq as u32)
-            .u32(nk as u32)
-            .u32(head_dim as u32)
-            .u32(rope.n_rot as u32)
-            .u32((rope.style == RopeStyle::Neox) as u32)
-            .f32(rope.freq_base)
-            .f32(rope.freq_scale)
-            .f32(eps)
-            .u32(q.rows as u32)
-            .u32(flags)
-            .addr(table);
+        let mut push = Push::new();
+        push.a(q.addr())
+            .a(k.addr())
+            .a(v.addr())
+            .a(norms.0.map_or(0, |w| w.buf.address))
+            .a(norms.1.map_or(0, |w| w.buf.address))
+            .a(cache.k[layer].address)
+            .a(cache.v[layer].address)
+            .a(pos)
+            .w(nq as u32)
+            .w(nk as u32)
+            .w(head_dim as u32)
+            .w(rope.n_rot as u32)
+            .w((rope.style == RopeStyle::Neox) as u32)
+            .f(rope.freq_base)
+            .f(rope.freq_scale)
+            .f(eps)
+            .w(q.rows as u32)
+            .w(flags)
+            .a(table);
         // rms_norm.comp's workgroup: the same sums.
         let wg = self.norm_wg(head_dim, q.rows);
         let items = q.rows * (nq + 2 * nk);
@@ -3932,12 +3934,12 @@ impl Backend for VulkanBackend {
         // Addresses come first in every push-constant block: attn_split adds `part` after `pos`
         // and `split_len` after the scalars.
         let push = |part: Option<u64>| {
-            let mut pc = Push::new()
-                .addr(q.addr())
-                .addr(cache.k[layer].address)
-                .addr(cache.v[layer].address)
-                .addr(out.addr())
-                .addr(pos);
+            let mut pc = Push::new();
+            pc.a(q.addr())
+                .a(cache.k[layer].address)
+                .a(cache.v[layer].address)
+                .a(out.addr())
+                .a(pos);
             if let Some(a) = part {
                 pc = pc.addr(a);
             }
@@ -4026,11 +4028,11 @@ impl Backend for VulkanBackend {
     fn argmax(&self, x: &VkTensor) -> Vec<u32> {
         self.settle(x);
         let out = self.new_tensor(x.rows, 1);
-        let push = Push::new()
-            .addr(x.addr())
-            .addr(out.addr())
-            .u32(x.cols as u32)
-            .u32(x.rows as u32);
+        let mut push = Push::new();
+        push.a(x.addr())
+            .a(out.addr())
+            .w(x.cols as u32)
+            .w(x.rows as u32);
         self.run("argmax", 256, fold(x.rows), push);
         self.read(&out).into_iter().map(f32::to_bits).collect()
     }

@@ -709,6 +709,29 @@ impl Push {
         self.u32(v.to_bits())
     }
 
+    /// `addr`, `u32` and `f32` in place, for the commands a decode step records most: a chain of
+    /// the by-value forms copies the whole struct at every link (LLVM keeps the moves).
+    #[inline(always)]
+    pub fn a(&mut self, a: u64) -> &mut Push {
+        assert!(
+            self.len.is_multiple_of(2),
+            "addresses come first in push constants"
+        );
+        self.w(a as u32).w((a >> 32) as u32)
+    }
+
+    #[inline(always)]
+    pub fn w(&mut self, v: u32) -> &mut Push {
+        self.words[self.len] = v;
+        self.len += 1;
+        self
+    }
+
+    #[inline(always)]
+    pub fn f(&mut self, v: f32) -> &mut Push {
+        self.w(v.to_bits())
+    }
+
     #[inline(always)]
     pub fn as_bytes(&self) -> &[u8] {
         let words = &self.words[..self.len];

@@ -20,14 +20,14 @@ impl VulkanBackend {
         let max_tiles = nslots.div_ceil(bn) + n_expert;
         let order = self.new_tensor(nslots, 1);
         let tiles = self.new_tensor(max_tiles, 3);
-        let push = Push::new()
-            .addr(ids)
-            .addr(order.addr())
-            .addr(tiles.addr())
-            .u32(nslots as u32)
-            .u32(n_expert as u32)
-            .u32(bn as u32)
-            .u32(max_tiles as u32);
+        let mut push = Push::new();
+        push.a(ids)
+            .a(order.addr())
+            .a(tiles.addr())
+            .w(nslots as u32)
+            .w(n_expert as u32)
+            .w(bn as u32)
+            .w(max_tiles as u32);
         self.run("moe_sort", 256, [1, 1, 1], push);
         (order, tiles, max_tiles)
     }
@@ -62,22 +62,22 @@ impl VulkanBackend {
         };
         let expert_bytes = w.rows() as u64 * row_bytes;
         let (order, tiles, max_tiles) = groups;
-        let push = Push::new()
-            .addr(waddr)
-            .addr(xa)
-            .addr(out.addr())
-            .addr(order.addr())
-            .addr(tiles.addr())
-            .addr(scale.unwrap_or(0))
-            .u32(cols as u32)
-            .u32(nrows as u32)
-            .u32(row_bytes as u32)
-            .u32(nslots as u32)
-            .u32(expert_bytes as u32)
-            .u32(k as u32)
-            .u32(x_per_slot as u32)
-            .u32(scale.is_some() as u32)
-            .u32(row_offset as u32);
+        let mut push = Push::new();
+        push.a(waddr)
+            .a(xa)
+            .a(out.addr())
+            .a(order.addr())
+            .a(tiles.addr())
+            .a(scale.unwrap_or(0))
+            .w(cols as u32)
+            .w(nrows as u32)
+            .w(row_bytes as u32)
+            .w(nslots as u32)
+            .w(expert_bytes as u32)
+            .w(k as u32)
+            .w(x_per_slot as u32)
+            .w(scale.is_some() as u32)
+            .w(row_offset as u32);
         let [wg, sgm, mut bk] = self.tune.moe_spec;
         let row_tiles = nrows.div_ceil(64 * sgm as usize);
         let g = grid(*max_tiles, row_tiles);
@@ -185,7 +185,8 @@ impl VulkanBackend {
                     let g = grid(nslots, nrows.div_ceil((wg / tpr) as usize));
                     let spec = [wg, tpr, 0, 0, 0, 0];
                     let name = variant("moe_matvecq", w.ty);
-                    let push = Push::new().addr(w.buf.address).addr(q).addr(s);
+                    let mut push = Push::new();
+                    push.a(w.buf.address).a(q).a(s);
                     let push = shape(push.addr(out.addr()).addr(ids).addr(scale.unwrap_or(0)));
                     self.run_ordered(name, spec, g, push, Some(out.addr()), used);
                 }
@@ -197,7 +198,8 @@ impl VulkanBackend {
         }
         self.settle(x);
         let xa = self.dot_input(w.ty, x, false).unwrap_or(x.addr());
-        let push = Push::new().addr(w.buf.address).addr(xa);
+        let mut push = Push::new();
+        push.a(w.buf.address).a(xa);
         let push = shape(push.addr(out.addr()).addr(ids).addr(scale.unwrap_or(0)));
         let mut g = fold(nrows);
         g[1] = nslots as u32;
@@ -233,14 +235,14 @@ impl VulkanBackend {
         };
         if !self.route_fused(w.router, x, &ids, &wts, k, w.renorm) {
             let logits = self.project(w.router, x);
-            let push = Push::new()
-                .addr(logits.addr())
-                .addr(ids.addr())
-                .addr(wts.addr())
-                .u32(n_expert as u32)
-                .u32(k as u32)
-                .u32(w.renorm as u32)
-                .u32(x.rows as u32);
+            let mut push = Push::new();
+            push.a(logits.addr())
+                .a(ids.addr())
+                .a(wts.addr())
+                .w(n_expert as u32)
+                .w(k as u32)
+                .w(w.renorm as u32)
+                .w(x.rows as u32);
             let spec = [
                 self.tune.shuffle as u32,
                 self.tune.route_rank as u32,
@@ -491,14 +493,14 @@ impl VulkanBackend {
     ) {
         let n_embd = y.cols;
         let n = ntok * n_embd;
-        let push = Push::new()
-            .addr(y.addr())
-            .addr(wts.addr())
-            .addr(out.addr())
-            .u32(n_embd as u32)
-            .u32(k as u32)
-            .u32(ntok as u32)
-            .u32(accumulate as u32);
+        let mut push = Push::new();
+        push.a(y.addr())
+            .a(wts.addr())
+            .a(out.addr())
+            .w(n_embd as u32)
+            .w(k as u32)
+            .w(ntok as u32)
+            .w(accumulate as u32);
         self.run("moe_combine", 256, fold(n.div_ceil(256)), push);
     }
 }
