@@ -1,19 +1,36 @@
 #!/bin/bash
-# Session 41, first call (carry .gl and .dev): the host's own part of a decode step's recording
-# (`--vk-skip record`: nothing reaches the driver) for the build before (.dev/zinc-old.xz: HEAD
-# with that option only) and this one (a fast hasher for the per-command maps, the push-constant
-# builder inlined: -25% of the dry recording on lavapipe), the three decode tests alternating
-# between the two, then a smaller first piece on the new build, and a MoE token's clock.
+# Session 41, one call for everything (carry .gl, .dev, .lbin; device time was short): the host's
+# own part of a decode step's recording (`--vk-skip record`: nothing reaches the driver) for the
+# build before (.dev/zinc-old.xz: session 40's HEAD with that option only) and this one (a fast
+# hasher for the per-command maps, pipelines looked up by the name's address, push constants
+# built in place: lavapipe's dry 0.6B step 162 -> ~80 µs); the three decode tests alternating
+# between the two builds (and a first piece of 4 once each); the side-by-side with llama.cpp
+# CUDA at the defaults; three MoE pairs alternating with llama-bench.
 . scripts/device/common.sh
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+R=$OUT; OUT=/tmp/o; mkdir -p $OUT
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 [ -e .dev/zinc-old ] || { xz -dc .dev/zinc-old.xz > .dev/zinc-old; chmod +x .dev/zinc-old; }
 synth
-wait_synth
+build_llama > /dev/null
+wait_synth > /dev/null
+echo "[${SECONDS}s] files ready"
 for M in "-m /tmp/moe.gguf" "-m /tmp/q8b.gguf"; do
   for b in .dev/zinc-old $Z; do tps $b $M -p 0 -n 32 -r 1 --vk-skip record; done
 done
 ZINC_OLD=.dev/zinc-old decode_ab --vk-chunks 4x512
 echo "[${SECONDS}s] A/B done"
-ab "" "--vk-chunks 2x512" -m /tmp/moe.gguf -p 0 -n 128 -r 2
-clocked moe -m /tmp/moe.gguf -p 0 -n 16 -r 1
+vs_llama
+for d in cuda-moe cuda-d0 cuda-d4096; do cp $OUT/$d/bench.json $R/$d.json 2>/dev/null; done
+echo "[${SECONDS}s] side-by-side done"
+lts() {
+  timeout 90 $LB -ngl 99 -fa 1 -o json "$@" 2>/dev/null \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["avg_ts"])' 2>/dev/null || echo 0
+}
+rs=""
+for i in 1 2 3; do
+  z=$(tsj -m /tmp/moe.gguf -p 0 -n 128 -r 2); l=$(lts -m /tmp/moe.gguf -p 0 -n 128 -r 2)
+  r=$(python3 -c "print(f'{$z/max($l,1e-9):.4f}')"); rs="$rs $r"
+  echo "Qwen3-30B-A3B tg128 round $i: ZINC $z, llama.cpp $l, ratio $r"
+done
+echo "median: $(python3 -c "import statistics,sys; print(statistics.median(map(float,sys.argv[1:])))" $rs)"
 echo "[${SECONDS}s] done"
