@@ -4255,4 +4255,76 @@ mod tests {
             assert_eq!(c.grid_us, [(256, None)], "{c:?}");
         }
     }
+
+    /// Pipelines are found by where the shader's name lies (`Context::pipeline`): the same
+    /// text at another address finds the same pipeline (none made twice), another text or
+    /// other constants another one.
+    #[test]
+    fn a_shader_name_anywhere_finds_one_pipeline() {
+        let b = VulkanBackend::new(&VulkanOptions::default()).expect("a Vulkan device");
+        let spec = [64, 0, 0, 0, 0, 0];
+        let here = b.ctx.pipeline("elementwise", spec).unwrap();
+        let elsewhere: &'static str = Box::leak(String::from("elementwise").into_boxed_str());
+        assert_ne!(elsewhere.as_ptr(), "elementwise".as_ptr());
+        assert_eq!(b.ctx.pipeline(elsewhere, spec).unwrap(), here);
+        assert_eq!(b.ctx.pipeline("elementwise", spec).unwrap(), here);
+        assert_ne!(
+            b.ctx.pipeline("elementwise", [128, 0, 0, 0, 0, 0]).unwrap(),
+            here
+        );
+        assert_ne!(b.ctx.pipeline("gather", spec).unwrap(), here);
+    }
+
+    /// Push constants are the words written, in order, as bytes (the in-place and the by-value
+    /// forms alike): an address as its low word then its high one.
+    #[test]
+    fn push_constants_are_the_words_in_order() {
+        let a = 0x1122_3344_5566_7788u64;
+        let by_value = Push::new().addr(a).u32(7).f32(1.5);
+        let mut in_place = Push::new();
+        in_place.a(a).w(7).f(1.5);
+        let mut want = a.to_ne_bytes().to_vec();
+        want.extend(7u32.to_ne_bytes());
+        want.extend(1.5f32.to_bits().to_ne_bytes());
+        assert_eq!(by_value.as_bytes(), want);
+        assert_eq!(in_place.as_bytes(), want);
+        // Up to the layout's 128 bytes.
+        let mut full = Push::new();
+        for i in 0..crate::context::PUSH_BYTES / 4 {
+            full.w(i);
+        }
+        assert_eq!(full.as_bytes().len(), crate::context::PUSH_BYTES as usize);
+    }
+
+    /// A dry recording (`--vk-skip record`) counts, orders and uploads what a real one does but
+    /// hands the driver no command: the same commands and dependent stages, and a buffer the
+    /// real recording fills keeps its old contents.
+    #[test]
+    fn a_dry_recording_counts_the_same_and_writes_nothing() {
+        let run = |dry: bool| {
+            let opts = VulkanOptions {
+                skip_kernels: if dry { vec![DRY.into()] } else { vec![] },
+                ..VulkanOptions::default()
+            };
+            let b = VulkanBackend::new(&opts).expect("a Vulkan device");
+            assert!(!b.ablating.load(Relaxed), "`record` is no kernel ablation");
+            let v: Vec<f32> = (0..512).map(|i| i as f32).collect();
+            let x = b.tensor_from(&v, 1, 512);
+            let ops0 = b.rec().ops;
+            let stages0 = b.dependent_stages().unwrap();
+            let mut y = b.copy(&x);
+            b.scale(&mut y, 2.0);
+            b.scale(&mut y, 3.0);
+            let ops = b.rec().ops - ops0;
+            let counts = (ops, b.dependent_stages().unwrap() - stages0);
+            (counts, b.read(&y), b.read(&x))
+        };
+        let (real, y_real, x_real) = run(false);
+        let (dry, y_dry, _) = run(true);
+        assert_eq!(real, dry);
+        assert!(real.0 >= 3 && real.1 >= 2, "{real:?}");
+        let want: Vec<f32> = x_real.iter().map(|v| v * 6.0).collect();
+        assert_eq!(y_real, want);
+        assert_ne!(y_dry, want, "a dry recording ran its commands");
+    }
 }
