@@ -404,7 +404,8 @@ pub struct ModelArgsLite {
     #[arg(long, hide = true)]
     pub vk_norm_round: Option<bool>,
     /// Vulkan: kernels left out or barriers reduced (`--vk-skip barrier-exec`: whether the
-    /// results stay right without memory barriers).
+    /// results stay right without memory barriers), or `record`: nothing reaches the driver, so
+    /// `zinc bench`'s recording time is the host's own part (results wrong; timing only).
     #[arg(long, hide = true, value_delimiter = ',')]
     pub vk_skip: Vec<String>,
 }
