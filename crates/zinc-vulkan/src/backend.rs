@@ -4283,9 +4283,9 @@ mod tests {
         let by_value = Push::new().addr(a).u32(7).f32(1.5);
         let mut in_place = Push::new();
         in_place.a(a).w(7).f(1.5);
-        let mut want = a.to_ne_bytes().to_vec();
-        want.extend(7u32.to_ne_bytes());
-        want.extend(1.5f32.to_bits().to_ne_bytes());
+        let mut want = a.to_le_bytes().to_vec();
+        want.extend(7u32.to_le_bytes());
+        want.extend(1.5f32.to_bits().to_le_bytes());
         assert_eq!(by_value.as_bytes(), want);
         assert_eq!(in_place.as_bytes(), want);
         // Up to the layout's 128 bytes.

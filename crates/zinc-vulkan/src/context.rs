@@ -667,10 +667,10 @@ impl Drop for Buffer {
     }
 }
 
-/// Push constants: buffer addresses first (8-byte aligned), then 4-byte scalars. Kept as 4-byte
-/// words so that a builder chain's writes land at constant places once inlined (a byte array
-/// with slice copies made every step of a chain a 136-byte memcpy: ~20% of a decode step's
-/// host recording, perf on lavapipe).
+/// Push constants: buffer addresses first (8-byte aligned), then 4-byte scalars, little-endian
+/// (an address low word first). Kept as 4-byte words, and built in place (`a`, `w`, `f`) where
+/// a decode step records them: a by-value chain (`addr`, `u32`, `f32`) copies the whole struct
+/// at every link (~20% of a dry decode step's host recording on lavapipe).
 #[derive(Clone)]
 pub struct Push {
     words: [u32; PUSH_WORDS],
@@ -699,7 +699,7 @@ impl Push {
 
     #[inline(always)]
     pub fn u32(mut self, v: u32) -> Push {
-        self.words[self.len] = v;
+        self.words[self.len] = v.to_le();
         self.len += 1;
         self
     }
@@ -722,7 +722,7 @@ impl Push {
 
     #[inline(always)]
     pub fn w(&mut self, v: u32) -> &mut Push {
-        self.words[self.len] = v;
+        self.words[self.len] = v.to_le();
         self.len += 1;
         self
     }
