@@ -258,7 +258,8 @@ pub struct ModelArgs {
     pub vk_cpu_attention: Option<bool>,
     /// Vulkan: kernels left out, by profile name, comma-separated: what a run gains without
     /// them is what they cost (timing only: the results are wrong); or a barrier mode,
-    /// `barrier`, `barrier-exec` or `barrier-read` (what the barriers cost).
+    /// `barrier`, `barrier-exec` or `barrier-read` (what the barriers cost); or `record`
+    /// (nothing reaches the driver: `zinc bench`'s recording time is the host's own part).
     #[arg(long, hide = true, value_delimiter = ',')]
     pub vk_skip: Vec<String>,
     /// Vulkan prompts: quantized weights dequantized to f16 rows before the mat-mul (kernel
