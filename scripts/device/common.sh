@@ -130,3 +130,20 @@ pick() {
   echo "== $o on $m pp512: on $a1, off $b1 (ratio $r)"
   python3 -c "import sys; sys.exit(0 if $r > 1.01 else 1)" && WIN="$WIN $o true"
 }
+# `lts TEST…`: llama.cpp CUDA's llama-bench (-fa 1) on TEST, its tok/s (0 where it failed).
+lts() {
+  timeout 90 $LB -ngl 99 -fa 1 -o json "$@" 2>/dev/null \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["avg_ts"])' 2>/dev/null || echo 0
+}
+# `pairs N NAME TEST…`: ZINC (`tsj`) and llama.cpp (`lts`) in turn on TEST, N rounds: each
+# round's ratio, then their median.
+pairs() {
+  local n=$1 name=$2; shift 2
+  local rs="" i z l r
+  for i in $(seq $n); do
+    z=$(tsj "$@"); l=$(lts "$@")
+    r=$(python3 -c "print(f'{$z/max($l,1e-9):.4f}')"); rs="$rs $r"
+    echo "$name round $i: ZINC $z, llama.cpp $l, ratio $r"
+  done
+  echo "$name median ratio: $(python3 -c "import statistics,sys; print(statistics.median(map(float,sys.argv[1:])))" $rs)"
+}

@@ -25,17 +25,7 @@ echo "[${SECONDS}s] A/B done"
 vs_llama
 for d in cuda-moe cuda-d0 cuda-d4096; do cp $OUT/$d/bench.json $R/$d.json 2>/dev/null; done
 echo "[${SECONDS}s] side-by-side done"
-lts() {
-  timeout 90 $LB -ngl 99 -fa 1 -o json "$@" 2>/dev/null \
-    | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["avg_ts"])' 2>/dev/null || echo 0
-}
-rs=""
-for i in 1 2 3; do
-  z=$(tsj -m /tmp/moe.gguf -p 0 -n 128 -r 2); l=$(lts -m /tmp/moe.gguf -p 0 -n 128 -r 2)
-  r=$(python3 -c "print(f'{$z/max($l,1e-9):.4f}')"); rs="$rs $r"
-  echo "Qwen3-30B-A3B tg128 round $i: ZINC $z, llama.cpp $l, ratio $r"
-done
-echo "median: $(python3 -c "import statistics,sys; print(statistics.median(map(float,sys.argv[1:])))" $rs)"
+pairs 3 "Qwen3-30B-A3B tg128" -m /tmp/moe.gguf -p 0 -n 128 -r 2
 M="-m /tmp/q8b.gguf -p 0 -n 64 -r 1 -d 4096"
 for i in 1 2; do tps $Z $M; tps .dev/zinc-old $M; done
 echo "[${SECONDS}s] done"

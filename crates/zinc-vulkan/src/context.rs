@@ -668,9 +668,9 @@ impl Drop for Buffer {
 }
 
 /// Push constants: buffer addresses first (8-byte aligned), then 4-byte scalars, little-endian
-/// (an address low word first). Kept as 4-byte words, and built in place (`a`, `w`, `f`) where
-/// a decode step records them: a by-value chain (`addr`, `u32`, `f32`) copies the whole struct
-/// at every link (~20% of a dry decode step's host recording on lavapipe).
+/// (an address low word first). Kept as 4-byte words, and built in place (`a`, `w`, `f`)
+/// wherever a push is bound to a variable: a by-value chain (`addr`, `u32`, `f32`) copies the
+/// whole struct at every link (~17% of a dry decode step's host recording on lavapipe).
 #[derive(Clone)]
 pub struct Push {
     words: [u32; PUSH_WORDS],
@@ -689,28 +689,25 @@ impl Push {
     }
 
     #[inline(always)]
-    pub fn addr(self, a: u64) -> Push {
-        assert!(
-            self.len.is_multiple_of(2),
-            "addresses come first in push constants"
-        );
-        self.u32(a as u32).u32((a >> 32) as u32)
-    }
-
-    #[inline(always)]
-    pub fn u32(mut self, v: u32) -> Push {
-        self.words[self.len] = v.to_le();
-        self.len += 1;
+    pub fn addr(mut self, a: u64) -> Push {
+        self.a(a);
         self
     }
 
     #[inline(always)]
-    pub fn f32(self, v: f32) -> Push {
-        self.u32(v.to_bits())
+    pub fn u32(mut self, v: u32) -> Push {
+        self.w(v);
+        self
     }
 
-    /// `addr`, `u32` and `f32` in place, for the commands a decode step records most: a chain of
-    /// the by-value forms copies the whole struct at every link (LLVM keeps the moves).
+    #[inline(always)]
+    pub fn f32(mut self, v: f32) -> Push {
+        self.f(v);
+        self
+    }
+
+    /// `addr`, `u32` and `f32` in place: a chain of the by-value forms copies the whole struct
+    /// at every link (LLVM keeps the moves), so a push bound to a variable is built with these.
     #[inline(always)]
     pub fn a(&mut self, a: u64) -> &mut Push {
         assert!(
