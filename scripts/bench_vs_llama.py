@@ -46,7 +46,7 @@ def run_zinc(a):
             t = label(r["test"][:2], r["n_prompt"] or r["n_gen"], a.depth)
             out[t] = r["avg_ts"]
             keys = ("host_wait_share", "device_span_share", "idle_us_per_token", "stages_per_step",
-                    "recording_us_per_token", "pieces_per_token")
+                    "recording_us_per_token", "pieces_per_token", "ahead_share")
             shares[t] = {k: r[k] for k in keys if k in r}
     return out, size, shares
 
@@ -201,6 +201,8 @@ def main():
             if "recording_us_per_token" in sh and "pieces_per_token" in sh:
                 parts.append(f"the host recorded a step in {sh['recording_us_per_token']:.0f} µs, "
                              f"{sh['pieces_per_token']:.1f} pieces before its last submit")
+            if "ahead_share" in sh:
+                parts.append(f"{100 * sh['ahead_share']:.0f}% of steps recorded ahead")
             print(f"ZINC {t}: " + ", ".join(parts))
     series = [("ZINC", zinc), ("llama.cpp (this run)", llama)] + anchors
     svg(os.path.join(a.out, "bench.svg"), tests, series)

@@ -74,6 +74,9 @@ pub struct HostGaps {
     /// decides how large pieces can be without the device waiting for one.
     pub recording: std::time::Duration,
     pub pieces: u64,
+    /// Steps recorded ahead, while the device ran the one before, and sent whole
+    /// (`Backend::ahead_launch`): their recording is not in the gaps.
+    pub ahead: u64,
 }
 
 /// One dependent stage of a step as the device's clock saw it (`Backend::clock_step`): the
@@ -467,6 +470,38 @@ pub trait Backend: Send + Sync {
 
     /// Index of the largest value of each row.
     fn argmax(&self, x: &Self::Tensor) -> Vec<u32>;
+
+    /// `argmax`, left on the device: a tensor of one value a row, each the index's bits (read
+    /// with `read` and `f32::to_bits`). `None` where the backend keeps no such tensor.
+    fn argmax_tensor(&self, _x: &Self::Tensor) -> Option<Self::Tensor> {
+        None
+    }
+
+    /// Decode steps recorded ahead, where a backend records commands for a device that runs
+    /// them later: while the device runs one step, the next is recorded (its token not yet
+    /// known) and later submitted whole. `ahead_begin`: `prev`, this step's result, is what the
+    /// host reads next (its copy is recorded now); what is recorded from here to `ahead_end`
+    /// is the next step, which must take one token through `embed`. False: no step ahead here
+    /// (the caller records nothing ahead).
+    fn ahead_begin(&self, _prev: &Self::Tensor) -> bool {
+        false
+    }
+
+    /// Ends the step begun by `ahead_begin`; `out`: the tensor its caller will read (`None`:
+    /// its forward failed; nothing of it runs). Its ticket, or `None` where it cannot be
+    /// launched (the caller runs that step in the ordinary way when it comes).
+    fn ahead_end(&self, _out: Option<&Self::Tensor>) -> Option<u64> {
+        None
+    }
+
+    /// Submits the step ahead `ticket` with its token `id`; false where it is gone (anything
+    /// else recorded since drops it): the caller runs the step in the ordinary way.
+    fn ahead_launch(&self, _ticket: u64, _id: u32) -> bool {
+        false
+    }
+
+    /// Drops the step ahead `ticket`, if it is still kept.
+    fn ahead_cancel(&self, _ticket: u64) {}
 
     /// Device time per kernel (name, milliseconds, calls), most first, when the backend was
     /// created with profiling on; `None` when it times nothing.

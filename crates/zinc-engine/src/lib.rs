@@ -54,6 +54,23 @@ pub struct Session<'e, B: Backend> {
     cache: B::KvCache,
     n_ctx: usize,
     tokens: Vec<u32>,
+    /// The next decode step, recorded while the device ran the last one (`Backend::ahead_begin`).
+    ahead: Option<Ahead<B::Tensor>>,
+}
+
+/// A decode step recorded ahead for position `pos`, under the backend's `ticket`: the tensors
+/// it will write, its logits and (where it was recorded with one) their argmax.
+struct Ahead<T> {
+    pos: usize,
+    ticket: u64,
+    logits: T,
+    argmax: Option<T>,
+}
+
+impl<B: Backend> Drop for Session<'_, B> {
+    fn drop(&mut self) {
+        self.drop_ahead();
+    }
 }
 
 /// Why generation ended.
@@ -140,6 +157,7 @@ impl<B: Backend> Engine<B> {
             cache: self.model.new_cache(&self.backend, n_ctx),
             n_ctx,
             tokens: Vec::new(),
+            ahead: None,
         }
     }
 }
@@ -155,6 +173,7 @@ impl<'e, B: Backend> Session<'e, B> {
 
     /// Forgets every token (the cache is overwritten from position 0).
     pub fn reset(&mut self) {
+        self.drop_ahead();
         self.tokens.clear();
     }
 
@@ -166,7 +185,73 @@ impl<'e, B: Backend> Session<'e, B> {
     /// Keeps the first `n` tokens and forgets the rest: attention is causal over positions, so
     /// what follows position `n` is simply overwritten by the next evaluation.
     pub fn truncate(&mut self, n: usize) {
+        if n < self.tokens.len() {
+            self.drop_ahead();
+        }
         self.tokens.truncate(n);
+    }
+
+    /// The step recorded ahead, dropped (the sequence went elsewhere).
+    fn drop_ahead(&mut self) {
+        if let Some(a) = self.ahead.take() {
+            self.engine.backend.ahead_cancel(a.ticket);
+        }
+    }
+
+    /// One decode step: `token` appended, its logits left on the device — from the step
+    /// recorded ahead for this position, launched with the token, or from a forward of its own
+    /// (no step ahead, or the backend dropped it). With the argmax where the step ahead had it.
+    fn decode_step(&mut self, token: u32) -> Result<(B::Tensor, Option<B::Tensor>), EngineError> {
+        let e = self.engine;
+        let pos = self.tokens.len();
+        if let Some(a) = self.ahead.take() {
+            if a.pos == pos && e.backend.ahead_launch(a.ticket, token) {
+                self.tokens.push(token);
+                return Ok((a.logits, a.argmax));
+            }
+            e.backend.ahead_cancel(a.ticket);
+        }
+        let logits = e
+            .model
+            .forward(&e.backend, &mut self.cache, &[token], &[pos as u32], &[0])?;
+        self.tokens.push(token);
+        Ok((logits, None))
+    }
+
+    /// While the device runs the step whose result `read` the caller reads next: the next
+    /// decode step recorded ahead (where the backend does that and the context has room), its
+    /// token written when it comes (`decode_step`); `argmax`: ending in its logits' argmax.
+    fn record_ahead(&mut self, read: &B::Tensor, argmax: bool) {
+        let e = self.engine;
+        let pos = self.tokens.len();
+        if pos >= self.n_ctx || !e.backend.ahead_begin(read) {
+            return;
+        }
+        // Token 0 stands for the one to come: the step's commands do not depend on it.
+        let logits = match e
+            .model
+            .forward(&e.backend, &mut self.cache, &[0], &[pos as u32], &[0])
+        {
+            Ok(l) => l,
+            Err(_) => {
+                // The step will fail again, in the ordinary way, when it comes.
+                e.backend.ahead_end(None);
+                return;
+            }
+        };
+        let ids = argmax.then(|| e.backend.argmax_tensor(&logits)).flatten();
+        if argmax && ids.is_none() {
+            e.backend.ahead_end(None);
+            return;
+        }
+        if let Some(ticket) = e.backend.ahead_end(Some(ids.as_ref().unwrap_or(&logits))) {
+            self.ahead = Some(Ahead {
+                pos,
+                ticket,
+                logits,
+                argmax: ids,
+            });
+        }
     }
 
     /// Reuses the cached prefix `tokens` shares with this session and returns how many tokens
@@ -205,6 +290,15 @@ impl<'e, B: Backend> Session<'e, B> {
             });
         }
         let n_vocab = e.model.hparams().n_vocab;
+        if let [token] = tokens[..] {
+            if cancelled() {
+                return Ok(None);
+            }
+            let (logits, _) = self.decode_step(token)?;
+            self.record_ahead(&logits, false);
+            return Ok(Some(vec![e.backend.read(&logits)]));
+        }
+        self.drop_ahead();
         let mut out = Vec::new();
         for (ci, chunk) in tokens.chunks(e.batch.max(1)).enumerate() {
             if cancelled() {
@@ -262,6 +356,15 @@ impl<'e, B: Backend> Session<'e, B> {
                 n_ctx: self.n_ctx,
             });
         }
+        if let [token] = tokens[..] {
+            if cancelled() {
+                return Ok(None);
+            }
+            let (logits, _) = self.decode_step(token)?;
+            self.record_ahead(&logits, false);
+            return Ok(Some(logits));
+        }
+        self.drop_ahead();
         let mut last = None;
         for chunk in tokens.chunks(e.batch.max(1)) {
             if cancelled() {
@@ -307,6 +410,25 @@ impl<'e, B: Backend> Session<'e, B> {
         cancelled: &dyn Fn() -> bool,
     ) -> Result<Option<u32>, EngineError> {
         let e = self.engine;
+        if let [token] = tokens[..] {
+            if self.tokens.len() + 1 > self.n_ctx {
+                return Err(EngineError::ContextOverflow {
+                    prompt: self.tokens.len() + 1,
+                    n_ctx: self.n_ctx,
+                });
+            }
+            if cancelled() {
+                return Ok(None);
+            }
+            // The argmax recorded with the step, and the next step ahead after it.
+            let (logits, ids) = self.decode_step(token)?;
+            let Some(ids) = ids.or_else(|| e.backend.argmax_tensor(&logits)) else {
+                return Ok(e.backend.argmax(&logits).first().copied());
+            };
+            drop(logits);
+            self.record_ahead(&ids, true);
+            return Ok(e.backend.read(&ids).first().map(|v| v.to_bits()));
+        }
         Ok(self
             .eval_last_on_device(tokens, cancelled)?
             .and_then(|t| e.backend.argmax(&t).first().copied()))

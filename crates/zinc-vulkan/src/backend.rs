@@ -68,10 +68,13 @@ pub fn kernel_plan(info: &crate::DeviceInfo) -> KernelPlan {
 /// Counters for tests and profiling.
 #[derive(Debug, Default)]
 pub struct Stats {
-    /// Submits the host waited for (round trips); long recordings also go to the device in
-    /// pieces that are not waited for one by one, and are not counted here.
+    /// Submits the host waited for (round trips; a step recorded ahead counts when its result
+    /// is waited for); long recordings also go to the device in pieces that are not waited for
+    /// one by one, and are not counted here.
     pub submits: AtomicU64,
     pub readback_bytes: AtomicU64,
+    /// Decode steps recorded ahead and submitted whole (`Backend::ahead_launch`).
+    pub ahead: AtomicU64,
 }
 
 /// The shader variant of a per-format kernel (`matvec_Q4_K`, …): names are `'static` because the
@@ -1416,14 +1419,43 @@ impl VulkanBackend {
         v
     }
 
+    /// argmax.comp over `x`'s rows: a tensor of one value a row, the index's bits.
+    fn argmax_on_device(&self, x: &VkTensor) -> VkTensor {
+        self.settle(x);
+        let out = self.new_tensor(x.rows, 1);
+        let mut push = Push::new();
+        push.a(x.addr())
+            .a(out.addr())
+            .w(x.cols as u32)
+            .w(x.rows as u32);
+        self.run("argmax", 256, fold(x.rows), push);
+        out
+    }
+
     /// Copies `t` into the readback buffer (grown to fit), submits and waits: the recorder,
     /// locked, with `t`'s values at the start of its `readback`.
     fn read_back(&self, t: &VkTensor) -> std::sync::MutexGuard<'_, Recorder> {
+        let (mut rec, bytes) = self.copy_for_host(t);
+        rec.submit(&self.stats).unwrap_or_else(|e| fatal(e));
+        self.stats.readback_bytes.fetch_add(bytes, Relaxed);
+        rec
+    }
+
+    /// Records the copy of `t` into the readback buffer (grown to fit), unless it is the last
+    /// such copy recorded (`Recorder::read_ready`): the recorder, locked, and the bytes.
+    fn copy_for_host(&self, t: &VkTensor) -> (std::sync::MutexGuard<'_, Recorder>, u64) {
         self.settle(t);
         let bytes = (t.len() * 4) as u64;
         let mut rec = self.rec();
-        let fits = rec.readback.as_ref().is_some_and(|b| b.size >= bytes);
-        if !fits {
+        let rb = rec.readback.as_ref().filter(|b| b.size >= bytes);
+        let ready = rb.is_some_and(|b| rec.read_ready == Some((t.buffer().address, b.buffer)));
+        if ready {
+            return (rec, bytes);
+        }
+        if rb.is_none() {
+            // A copy into the old buffer may be in flight (a step's, flushed before its step
+            // ahead was recorded): it lands before that buffer goes.
+            rec.land().unwrap_or_else(|e| fatal(e));
             let b = self
                 .ctx
                 .buffer(bytes.next_power_of_two(), Memory::Host)
@@ -1438,9 +1470,22 @@ impl VulkanBackend {
         rec.copy(t.buffer().buffer, 0, rb, 0, bytes)
             .unwrap_or_else(|e| fatal(e));
         rec.before_host_read();
-        rec.submit(&self.stats).unwrap_or_else(|e| fatal(e));
-        self.stats.readback_bytes.fetch_add(bytes, Relaxed);
-        rec
+        if !rec.recording_ahead() {
+            // (A step ahead's own copy is ready once it is launched.)
+            rec.read_ready = Some((t.buffer().address, rb));
+        }
+        (rec, bytes)
+    }
+
+    /// Whether decode steps may be recorded ahead now: the option on, and nothing that reads
+    /// the device between steps or times them kernel by kernel (profile, clock, ablation, dry).
+    fn ahead_allowed(&self, rec: &Recorder) -> bool {
+        self.tune.step_ahead
+            && rec.prof.is_none()
+            && !rec.dry
+            && self.clock.is_none()
+            && !self.ablating.load(Relaxed)
+            && rec.loose == BarrierAblation::Full
     }
 
     fn rec(&self) -> std::sync::MutexGuard<'_, Recorder> {
@@ -3546,7 +3591,11 @@ impl Backend for VulkanBackend {
         // An id past the table would read outside it: clamp (the tokenizer never makes one).
         let ids: Vec<u32> = ids.iter().map(|&i| i.min(n_rows as u32 - 1)).collect();
         let out = self.new_tensor(ids.len(), cols);
-        let ids_addr = self.upload(&u32s(&ids));
+        let ids_addr = match ids[..] {
+            // One token (a decode step): in a step recorded ahead, written at its launch.
+            [id] => (self.rec().upload_token(id, n_rows as u32 - 1)).unwrap_or_else(|e| fatal(e)),
+            _ => self.upload(&u32s(&ids)),
+        };
         let mut push = Push::new();
         push.a(table.buf.address)
             .a(ids_addr)
@@ -4026,15 +4075,56 @@ impl Backend for VulkanBackend {
     }
 
     fn argmax(&self, x: &VkTensor) -> Vec<u32> {
-        self.settle(x);
-        let out = self.new_tensor(x.rows, 1);
-        let mut push = Push::new();
-        push.a(x.addr())
-            .a(out.addr())
-            .w(x.cols as u32)
-            .w(x.rows as u32);
-        self.run("argmax", 256, fold(x.rows), push);
+        let out = self.argmax_on_device(x);
         self.read(&out).into_iter().map(f32::to_bits).collect()
+    }
+
+    fn argmax_tensor(&self, x: &VkTensor) -> Option<VkTensor> {
+        Some(self.argmax_on_device(x))
+    }
+
+    fn ahead_begin(&self, prev: &VkTensor) -> bool {
+        if !self.ahead_allowed(&self.rec()) {
+            return false;
+        }
+        let (mut rec, _) = self.copy_for_host(prev);
+        rec.ahead_begin().unwrap_or_else(|e| fatal(e));
+        true
+    }
+
+    fn ahead_end(&self, out: Option<&VkTensor>) -> Option<u64> {
+        let Some(t) = out else {
+            self.rec().ahead_abort();
+            return None;
+        };
+        self.settle(t);
+        {
+            // Its copy goes where the step before's is, which the host has yet to read.
+            let mut rec = self.rec();
+            if !rec
+                .readback
+                .as_ref()
+                .is_some_and(|b| b.size >= (t.len() * 4) as u64)
+            {
+                rec.ahead_abort();
+                return None;
+            }
+        }
+        let (mut rec, _) = self.copy_for_host(t);
+        let rb = rec
+            .readback
+            .as_ref()
+            .map(|b| b.buffer)
+            .expect("readback buffer");
+        (rec.ahead_end(t.buffer().address, rb)).unwrap_or_else(|e| fatal(e))
+    }
+
+    fn ahead_launch(&self, ticket: u64, id: u32) -> bool {
+        (self.rec().ahead_launch(ticket, id, &self.stats)).unwrap_or_else(|e| fatal(e))
+    }
+
+    fn ahead_cancel(&self, ticket: u64) {
+        self.rec().ahead_cancel(ticket);
     }
 }
 

@@ -1674,3 +1674,106 @@ fn pieces_without_fences_or_growing_faster_keep_the_logits() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Decode steps recorded ahead (`VulkanOptions::step_ahead`: the next step recorded while the
+/// device runs this one, its token written at its launch, submitted whole) give the logits and
+/// the greedy tokens of steps recorded in the ordinary way, bit for bit — on a 12-layer Qwen3
+/// and a Qwen3-MoE (whose router holds a norm back) — and are launched where nothing else was
+/// recorded in between. Two sessions taking turns on one device spoil each other's steps ahead
+/// (each records between the other's step and its launch): every step is then recorded again,
+/// with the same logits. A truncated session drops its step ahead.
+#[test]
+fn steps_recorded_ahead_keep_the_logits() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let dir = std::env::temp_dir().join(format!("zinc-ahead-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let mut spec = small_qwen3(256, 512);
+    spec.n_layer = 12;
+    let path = dir.join("qwen3-ahead.gguf");
+    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
+    let dense = Arc::new(GgufModel::open(&path).expect("open"));
+    let (moe_dir, _, moe) = small_qwen3_moe("ahead-moe", (256, 256), (8, 2));
+    let opts = |ahead: bool| VulkanOptions {
+        step_ahead: Some(ahead),
+        ..Default::default()
+    };
+    let prompt: Vec<u32> = (0..6).map(|i| (i * 41 + 7) % 1024).collect();
+    let cont: Vec<u32> = (0..7).map(|i| (i * 97 + 3) % 1024).collect();
+    let same = |what: &str, a: &[Vec<f32>], b: &[Vec<f32>]| {
+        assert_eq!(a.len(), b.len(), "{what}");
+        for (i, (x, y)) in a.iter().zip(b).enumerate() {
+            assert!(
+                x.iter().zip(y).all(|(p, q)| p.to_bits() == q.to_bits()),
+                "{what}, step {i}: the logits differ"
+            );
+        }
+    };
+    for (name, file) in [("qwen3", &dense), ("qwen3moe", &moe)] {
+        let plain = validated(opts(false), file);
+        let ahead = validated(opts(true), file);
+        let launched = |e: &Engine<VulkanBackend>| e.backend.stats().ahead.load(SeqCst);
+
+        // Teacher-forced steps through `eval`: the first single-token step is recorded in the
+        // ordinary way, each later one ahead.
+        let want = forced(&plain, &prompt, &cont);
+        let got = forced(&ahead, &prompt, &cont);
+        same(&format!("{name}, eval"), &got, &want);
+        assert_eq!(launched(&plain), 0, "{name}: the option off launches none");
+        assert_eq!(launched(&ahead), cont.len() as u64 - 2, "{name}: eval");
+
+        // Greedy generation (the argmax recorded with each step ahead).
+        let n0 = launched(&ahead);
+        let g = greedy(&ahead, &prompt, 8);
+        assert_eq!(g, greedy(&plain, &prompt, 8), "{name}: greedy tokens");
+        assert_eq!(launched(&ahead) - n0, 6, "{name}: greedy");
+
+        // The logits lent in place (`eval_last_with`), as `zinc bench` reads them.
+        let lent = |e: &Engine<VulkanBackend>| {
+            let mut s = e.session(64);
+            s.eval(&prompt, Logits::Last).expect("prompt");
+            (cont.iter())
+                .map(|&t| s.eval_last_with(&[t], |l| l.to_vec()).expect("step"))
+                .collect::<Vec<_>>()
+        };
+        same(&format!("{name}, lent"), &lent(&ahead), &lent(&plain));
+
+        // Two sessions taking turns: each spoils the other's step ahead.
+        let turns = |e: &Engine<VulkanBackend>| {
+            let (mut a, mut b) = (e.session(64), e.session(64));
+            a.eval(&prompt, Logits::Last).expect("prompt");
+            b.eval(&prompt[..4], Logits::Last).expect("prompt");
+            let mut out = Vec::new();
+            for &t in &cont {
+                out.extend(a.eval(&[t], Logits::Last).expect("a"));
+                out.extend(b.eval(&[t ^ 5], Logits::Last).expect("b"));
+            }
+            out
+        };
+        let n0 = launched(&ahead);
+        same(&format!("{name}, turns"), &turns(&ahead), &turns(&plain));
+        assert_eq!(launched(&ahead), n0, "{name}: a spoiled step was launched");
+
+        // Truncated after a step ahead was recorded: the position comes again with another
+        // history, and the step is recorded anew (launched: the second step before the rewind
+        // and the second after it).
+        let rewind = |e: &Engine<VulkanBackend>| {
+            let mut s = e.session(64);
+            s.eval(&prompt, Logits::Last).expect("prompt");
+            s.eval(&cont[..1], Logits::Last).expect("step");
+            s.eval(&cont[1..2], Logits::Last).expect("step");
+            s.truncate(prompt.len());
+            s.eval(&cont[2..3], Logits::Last).expect("after the rewind");
+            s.eval(&cont[3..4], Logits::Last).expect("after the rewind")
+        };
+        let n0 = launched(&ahead);
+        same(&format!("{name}, rewind"), &rewind(&ahead), &rewind(&plain));
+        assert_eq!(launched(&ahead) - n0, 2, "{name}: rewind");
+    }
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&moe_dir);
+}

@@ -107,6 +107,9 @@ struct TestResult {
     recording_us_per_token: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pieces_per_token: Option<f64>,
+    /// The share of generated tokens whose step was recorded ahead and sent whole.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ahead_share: Option<f64>,
     /// Dependent stages (barriers) a generated token or a prompt run took, where the backend
     /// tells (`Backend::dependent_stages`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -294,6 +297,7 @@ impl Test<'_> {
                         g.before_recording += b.before_recording - a.before_recording;
                         g.recording += b.recording - a.recording;
                         g.pieces += b.pieces - a.pieces;
+                        g.ahead += b.ahead - a.ahead;
                     }
                 }
             }
@@ -510,10 +514,13 @@ fn bench_with<B: Backend>(
         let before_recording_us_per_token = gaps.map(|g| per_token(g.before_recording));
         let recording_us_per_token = gaps.map(|g| per_token(g.recording));
         let pieces_per_token = gaps.map(|g| g.pieces as f64 / steps);
-        if let (Some(r), Some(p)) = (recording_us_per_token, pieces_per_token) {
+        let ahead_share = gaps.map(|g| g.ahead as f64 / steps);
+        if let (Some(r), Some(p), Some(a)) = (recording_us_per_token, pieces_per_token, ahead_share)
+        {
             eprintln!(
                 "zinc bench: {kind}{n}: the host recorded a step in {r:.1} µs, sent in {p:.1} \
-                 pieces before its last submit"
+                 pieces before its last submit; {:.0}% of steps recorded ahead and sent whole",
+                100.0 * a
             );
         }
         if let Some(w) = host_wait_share {
@@ -614,6 +621,7 @@ fn bench_with<B: Backend>(
             before_recording_us_per_token,
             recording_us_per_token,
             pieces_per_token,
+            ahead_share,
             stages_per_step,
         });
     }

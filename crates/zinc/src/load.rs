@@ -231,6 +231,10 @@ pub struct ModelArgs {
     /// GPUs, off on CPU devices).
     #[arg(long, hide = true)]
     pub vk_spin_wait: Option<bool>,
+    /// Vulkan: each decode step recorded while the device runs the one before, and submitted
+    /// whole (default: on).
+    #[arg(long, hide = true)]
+    pub vk_step_ahead: Option<bool>,
     /// Vulkan, timing only: this many empty dependent stages before every barrier (what a
     /// stage costs on its own is the slope).
     #[arg(long, hide = true, default_value_t = 0)]
@@ -471,6 +475,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_chunk_adaptive: None,
         vk_adaptive_poll_us: None,
         vk_spin_wait: None,
+        vk_step_ahead: None,
         vk_pad_stages: 0,
         vk_pipeline_stats: false,
         vk_clock: false,
@@ -585,6 +590,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         submit_adaptive: args.vk_chunk_adaptive,
         adaptive_poll_us: args.vk_adaptive_poll_us,
         spin_wait: args.vk_spin_wait,
+        step_ahead: args.vk_step_ahead,
         pad_stages: args.vk_pad_stages,
         pipeline_stats: args.vk_pipeline_stats,
         clock: args.vk_clock,

@@ -418,6 +418,12 @@ pub struct VulkanOptions {
     /// against 227.7 / 228.4; Qwen3-30B-A3B 249.7 / 244.7 against 242.4 / 241.6), off on CPU
     /// devices (where the host's cores run the device).
     pub spin_wait: Option<bool>,
+    /// Decode steps recorded one ahead: while the device runs a step, the host records the
+    /// next (its token not yet known) into one command buffer, and submits it whole once the
+    /// token is written into its upload — no pieces, and no recording between the device's
+    /// steps. Anything else recorded in between drops the step ahead (it is recorded again in
+    /// the ordinary way). Off while profiling, clocking, ablating or recording dry. `None`: on.
+    pub step_ahead: Option<bool>,
     /// Ask the driver for each pipeline's compiled statistics (VK_KHR_pipeline_executable_
     /// properties: registers, shared memory, … as the driver names them), for
     /// `VulkanBackend::pipeline_stats`. Off by default (capturing them may cost pipeline
@@ -559,6 +565,8 @@ pub(super) struct Tuning {
     pub(super) chunks: [u32; 3],
     /// See [`VulkanOptions::spin_wait`] (the recorder's).
     pub(super) spin_wait: bool,
+    /// See [`VulkanOptions::step_ahead`].
+    pub(super) step_ahead: bool,
     /// See [`VulkanOptions::piece_fences`] (the recorder's).
     pub(super) piece_fences: bool,
     /// See [`VulkanOptions::submit_adaptive`] (the recorder's).
@@ -1026,6 +1034,7 @@ impl Tuning {
             decode_norm_wg,
             chunks: [first, every, growth],
             spin_wait: opts.spin_wait.unwrap_or(!on_cpu),
+            step_ahead: opts.step_ahead.unwrap_or(true),
             piece_fences: opts.piece_fences.unwrap_or(true),
             submit_adaptive: opts.submit_adaptive.unwrap_or(true),
             adaptive_poll: std::time::Duration::from_micros(adaptive_poll.into()),

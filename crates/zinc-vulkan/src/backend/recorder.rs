@@ -52,6 +52,37 @@ pub(super) struct Held {
     also: Option<u64>,
 }
 
+/// A decode step recorded ahead (`Recorder::ahead_begin` … `ahead_end`): one command buffer,
+/// complete but not submitted, with the uploads it reads, until `ahead_launch` writes its
+/// token and submits it (or anything else recorded first spoils it).
+pub(super) struct Ahead {
+    pub(super) ticket: u64,
+    cb: vk::CommandBuffer,
+    fence: vk::Fence,
+    /// Its own upload arena and the buffers it reads that must outlive it.
+    arena: Buffer,
+    keep: Vec<Buffer>,
+    /// Where its one token id lies in `arena` (bytes), and the largest id it may take.
+    token: (u64, u32),
+    /// Its last command copies the tensor at `reads` (an address) into `readback`.
+    readback: vk::Buffer,
+    reads: u64,
+    /// It writes the step clock's two timestamps (`StepClock`).
+    clocked: bool,
+}
+
+/// The recording ahead under way: the normal recording's arena, its use and its kept buffers
+/// (put back at the end), and the token uploads seen.
+struct AheadRecording {
+    ticket: u64,
+    arena: Buffer,
+    arena_used: u64,
+    keep: Vec<Buffer>,
+    token: Option<(u64, u32)>,
+    /// More than one token upload, or an arena retired: the step cannot be launched.
+    unfit: bool,
+}
+
 pub(super) struct Recorder {
     pub(super) ctx: Arc<Context>,
     /// The dispatch `hold` kept back, recorded before any other command (`release`).
@@ -128,6 +159,17 @@ pub(super) struct Recorder {
     /// a step's recording time is ZINC's own part of it; results are wrong. Pieces keep their
     /// limits (never adaptive: the idle device would end one at every first-piece count).
     pub(super) dry: bool,
+    /// Decode steps recorded ahead (`ahead_begin`): the one recording ahead now, the one
+    /// recorded and waiting for its token, the arenas and kept buffers of launched ones
+    /// (freed when they land), spare arenas, and the last ticket handed out.
+    ahead_rec: Option<AheadRecording>,
+    ahead: Option<Ahead>,
+    launched: Vec<(Buffer, Vec<Buffer>)>,
+    ahead_arenas: Vec<Buffer>,
+    tickets: u64,
+    /// The tensor (its address) whose copy into the readback buffer (the handle) is recorded
+    /// last, with nothing but a step ahead recorded since: reading it needs no copy.
+    pub(super) read_ready: Option<(u64, vk::Buffer)>,
 }
 
 /// Compute-to-compute barriers as recorded, or reduced for timing (the ablation names them).
@@ -194,6 +236,8 @@ pub(super) struct StepClock {
     pub(super) on: bool,
     /// The open recording wrote its first timestamp.
     armed: bool,
+    /// A submitted command buffer wrote both: they are read once it has landed.
+    sent: bool,
     pub(super) busy: std::time::Duration,
 }
 
@@ -325,6 +369,7 @@ impl Recorder {
                     mask: ctx.timestamp_mask(),
                     on: false,
                     armed: false,
+                    sent: false,
                     busy: std::time::Duration::ZERO,
                 })
             } else {
@@ -368,6 +413,12 @@ impl Recorder {
                 polled: None,
                 recording_since: None,
                 dry: false,
+                ahead_rec: None,
+                ahead: None,
+                launched: Vec::new(),
+                ahead_arenas: Vec::new(),
+                tickets: 0,
+                read_ready: None,
             })
         }
     }
@@ -425,6 +476,14 @@ impl Recorder {
         // pieces a piece also goes early once the device is idle (`starved`); the limit grows
         // all the same, so the next piece may be larger. Profiles keep one command buffer per
         // submit (their timestamps are read per command buffer).
+        if self.ahead_rec.is_none() {
+            // Anything recorded between a step ahead and its launch would run before it, in a
+            // state its recording did not see: the step is dropped (its caller records it again).
+            if let Some(a) = self.ahead.take() {
+                self.spoil(a);
+            }
+            self.read_ready = None;
+        }
         let first = !self.recording;
         if first {
             self.recording = true;
@@ -435,7 +494,11 @@ impl Recorder {
                 self.gaps.before_recording += t.elapsed().saturating_sub(reading);
             }
         }
-        if self.open && self.prof.is_none() && (self.cb_ops >= self.limit || self.starved()) {
+        if self.open
+            && self.prof.is_none()
+            && self.ahead_rec.is_none()
+            && (self.cb_ops >= self.limit || self.starved())
+        {
             self.flush()?;
             self.limit = (self.chunks[2].saturating_mul(self.limit)).min(self.chunks[1]);
         }
@@ -897,6 +960,9 @@ impl Recorder {
     pub(super) fn upload(&mut self, bytes: &[u8]) -> Result<u64, VulkanError> {
         let len = (bytes.len() as u64).max(4);
         if self.arena_used + len > self.arena.size {
+            if let Some(r) = &mut self.ahead_rec {
+                r.unfit = true;
+            }
             let size = ARENA_BYTES.max(len.next_power_of_two());
             let fresh = upload_arena(&self.ctx, size)?;
             let old = std::mem::replace(&mut self.arena, fresh);
@@ -907,6 +973,17 @@ impl Recorder {
         self.arena.write(at, bytes);
         self.arena_used = (at + len).div_ceil(16) * 16;
         Ok(self.arena.address + at)
+    }
+
+    /// `upload` of one token id (an embedding's input), at most `max`: in a step recorded
+    /// ahead, where `ahead_launch` writes the real one.
+    pub(super) fn upload_token(&mut self, id: u32, max: u32) -> Result<u64, VulkanError> {
+        let addr = self.upload(&id.min(max).to_le_bytes())?;
+        if let Some(r) = &mut self.ahead_rec {
+            r.unfit |= r.token.is_some();
+            r.token = Some((addr - self.arena.address, max));
+        }
+        Ok(addr)
     }
 
     /// Submits the open command buffer without waiting for it and opens another at the next
@@ -1016,11 +1093,278 @@ impl Recorder {
                 self.spare.push((p.cb, p.fence));
             }
         }
+        for (arena, _keep) in self.launched.drain(..) {
+            self.ahead_arenas.push(arena);
+        }
         Ok(())
+    }
+
+    /// The step clock's last timestamp written into the open command buffer, if its first
+    /// was (`StepClock::armed`): read once the buffer has landed.
+    fn close_step_clock(&mut self) {
+        if let Some(c) = self.steps.as_mut().filter(|c| c.armed) {
+            // SAFETY: recording into the open command buffer; the query was reset at its start.
+            unsafe {
+                self.ctx.device.cmd_write_timestamp(
+                    self.cb,
+                    vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                    c.pool,
+                    1,
+                );
+            }
+            c.armed = false;
+            c.sent = true;
+        }
+    }
+
+    /// After a land: the step clock's span of the command buffer that wrote both timestamps.
+    fn read_step_clock(&mut self) -> Result<(), VulkanError> {
+        if let Some(c) = self.steps.as_mut().filter(|c| c.sent) {
+            let mut ticks = [0u64; 2];
+            // SAFETY: the queries belong to this device; the buffer that wrote them landed.
+            unsafe {
+                self.ctx.device.get_query_pool_results(
+                    c.pool,
+                    0,
+                    &mut ticks,
+                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+                )?;
+            }
+            let dt = ticks[1].wrapping_sub(ticks[0]) & c.mask;
+            c.busy += std::time::Duration::from_nanos((dt as f64 * c.period) as u64);
+            c.sent = false;
+        }
+        Ok(())
+    }
+
+    /// A free command buffer and fence: a spare pair or new ones.
+    fn free_pair(&mut self) -> Result<(vk::CommandBuffer, vk::Fence), VulkanError> {
+        if let Some(pair) = self.spare.pop() {
+            return Ok(pair);
+        }
+        let d = &self.ctx.device;
+        // SAFETY: plain object creation on a live device.
+        unsafe {
+            let cb = d.allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(self.pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1),
+            )?[0];
+            Ok((cb, d.create_fence(&vk::FenceCreateInfo::default(), None)?))
+        }
+    }
+
+    /// Starts recording a decode step ahead, to go to the device whole at `ahead_launch` (one
+    /// submit a step, no pieces, and the host's recording off the device's critical path):
+    /// what is recorded so far goes to the device now (without a wait), and the step gets an
+    /// arena of its own. The caller has recorded the copy of the last step's result it will
+    /// read (`read_ready`). Returns the step's ticket.
+    pub(super) fn ahead_begin(&mut self) -> Result<u64, VulkanError> {
+        self.demote_ahead();
+        if let Some(a) = self.ahead.take() {
+            self.spoil(a);
+        }
+        if self.open {
+            self.close_step_clock();
+            self.flush()?;
+        }
+        if let Some((t, w0)) = self.recording_since.take() {
+            let waits = self.waited.saturating_sub(w0);
+            self.gaps.recording += t.elapsed().saturating_sub(waits);
+        }
+        self.recording = false;
+        let fresh = match self.ahead_arenas.pop() {
+            Some(a) => a,
+            None => upload_arena(&self.ctx, ARENA_BYTES)?,
+        };
+        self.tickets += 1;
+        self.ahead_rec = Some(AheadRecording {
+            ticket: self.tickets,
+            arena: std::mem::replace(&mut self.arena, fresh),
+            arena_used: std::mem::replace(&mut self.arena_used, 0),
+            keep: std::mem::take(&mut self.keep),
+            token: None,
+            unfit: false,
+        });
+        Ok(self.tickets)
+    }
+
+    /// Ends the step recorded ahead, whose last command copied the tensor at `reads` into the
+    /// readback buffer `readback`: kept for `ahead_launch`, under its ticket. `None` where it
+    /// cannot be launched (it went to the device already, `demote_ahead`; it uploaded no token
+    /// or two) — its caller records the step again when it comes.
+    pub(super) fn ahead_end(
+        &mut self,
+        reads: u64,
+        readback: vk::Buffer,
+    ) -> Result<Option<u64>, VulkanError> {
+        self.release()?;
+        let Some(r) = self.ahead_rec.take() else {
+            return Ok(None);
+        };
+        let arena = std::mem::replace(&mut self.arena, r.arena);
+        self.arena_used = r.arena_used;
+        let keep = std::mem::replace(&mut self.keep, r.keep);
+        if let Some((t, w0)) = self.recording_since.take() {
+            let waits = self.waited.saturating_sub(w0);
+            self.gaps.recording += t.elapsed().saturating_sub(waits);
+        }
+        self.recording = false;
+        let clocked = self.steps.as_ref().is_some_and(|c| c.armed);
+        if let Some(c) = &mut self.steps {
+            if c.armed {
+                // SAFETY: recording into the open command buffer (the step's).
+                unsafe {
+                    self.ctx.device.cmd_write_timestamp(
+                        self.cb,
+                        vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                        c.pool,
+                        1,
+                    );
+                }
+                c.armed = false;
+            }
+        }
+        let (cb, fence) = (self.cb, self.fence);
+        (self.cb, self.fence) = self.free_pair()?;
+        let was_open = std::mem::replace(&mut self.open, false);
+        self.cb_ops = 0;
+        // SAFETY: ends the step's command buffer (open since its first command).
+        if was_open {
+            unsafe { self.ctx.device.end_command_buffer(cb)? };
+        }
+        let a = Ahead {
+            ticket: r.ticket,
+            cb,
+            fence,
+            arena,
+            keep,
+            token: r.token.unwrap_or((0, 0)),
+            readback,
+            reads,
+            clocked,
+        };
+        if !was_open || r.unfit || r.token.is_none() {
+            self.spoil(a);
+            return Ok(None);
+        }
+        self.ahead = Some(a);
+        Ok(Some(r.ticket))
+    }
+
+    /// A step ahead is being recorded.
+    pub(super) fn recording_ahead(&self) -> bool {
+        self.ahead_rec.is_some()
+    }
+
+    /// A recording ahead abandoned before its end (its forward failed): nothing of it runs.
+    pub(super) fn ahead_abort(&mut self) {
+        self.held = None;
+        let Some(r) = self.ahead_rec.take() else {
+            return;
+        };
+        let arena = std::mem::replace(&mut self.arena, r.arena);
+        self.ahead_arenas.push(arena);
+        self.arena_used = r.arena_used;
+        self.keep = r.keep;
+        self.recording = false;
+        self.recording_since = None;
+        if let Some(c) = &mut self.steps {
+            c.armed = false;
+        }
+        if std::mem::replace(&mut self.open, false) {
+            // SAFETY: the open command buffer is the step's, never submitted: ended and reset.
+            unsafe {
+                let d = &self.ctx.device;
+                let _ = d.end_command_buffer(self.cb);
+                let _ = d.reset_command_buffer(self.cb, vk::CommandBufferResetFlags::empty());
+            }
+        }
+        self.cb_ops = 0;
+        // Caches keyed by the command count (a quantization "just made") see a new count.
+        self.ops += 1;
+    }
+
+    /// Submits the step recorded ahead under `ticket` with its token `id`: true, or false
+    /// where it is gone (spoiled, or another's).
+    pub(super) fn ahead_launch(
+        &mut self,
+        ticket: u64,
+        id: u32,
+        stats: &Stats,
+    ) -> Result<bool, VulkanError> {
+        let Some(a) = self.ahead.take_if(|a| a.ticket == ticket) else {
+            return Ok(false);
+        };
+        let readback = self.readback.as_ref().map(|b| b.buffer);
+        if readback != Some(a.readback) || self.open || self.ahead_rec.is_some() {
+            self.spoil(a);
+            return Ok(false);
+        }
+        let (at, max) = a.token;
+        a.arena.write(at, &id.min(max).to_le_bytes());
+        close_gap(&mut self.landed, &mut self.gaps);
+        // SAFETY: the step's command buffer was ended and never submitted; its fence is
+        // unsignalled; what it reads lives until it lands (`launched`).
+        unsafe {
+            self.ctx.device.queue_submit(
+                self.ctx.queue(),
+                &[vk::SubmitInfo::default().command_buffers(&[a.cb])],
+                a.fence,
+            )?;
+        }
+        stats.ahead.fetch_add(1, Relaxed);
+        self.gaps.ahead += 1;
+        self.flying.push(Piece {
+            cb: a.cb,
+            fence: a.fence,
+            fenced: true,
+        });
+        self.launched.push((a.arena, a.keep));
+        self.read_ready = Some((a.reads, a.readback));
+        if let Some(c) = &mut self.steps {
+            c.sent |= a.clocked;
+        }
+        Ok(true)
+    }
+
+    /// Drops the step recorded ahead under `ticket`, if it is still there.
+    pub(super) fn ahead_cancel(&mut self, ticket: u64) {
+        if let Some(a) = self.ahead.take_if(|a| a.ticket == ticket) {
+            self.spoil(a);
+        }
+    }
+
+    /// A step recorded ahead that will not run: its command buffer and arena back to spare.
+    fn spoil(&mut self, a: Ahead) {
+        // SAFETY: the command buffer was never submitted (executable or not yet ended).
+        unsafe {
+            let _ =
+                (self.ctx.device).reset_command_buffer(a.cb, vk::CommandBufferResetFlags::empty());
+        }
+        self.spare.push((a.cb, a.fence));
+        self.ahead_arenas.push(a.arena);
+    }
+
+    /// A recording ahead turned into a plain one (something waits for the device inside it):
+    /// its commands go with the open recording, its arena and kept buffers kept until it lands,
+    /// and `ahead_end` later finds nothing to keep.
+    fn demote_ahead(&mut self) {
+        let Some(r) = self.ahead_rec.take() else {
+            return;
+        };
+        let arena = std::mem::replace(&mut self.arena, r.arena);
+        self.arena_used = r.arena_used;
+        let mut keep = std::mem::replace(&mut self.keep, r.keep);
+        self.keep.append(&mut keep);
+        self.keep.push(arena);
     }
 
     /// Submits what is recorded and waits for it (and for what `flush` submitted).
     pub(super) fn submit(&mut self, stats: &Stats) -> Result<(), VulkanError> {
+        // A wait inside a recording ahead: what it recorded runs now, as a plain recording.
+        self.demote_ahead();
         self.release()?;
         self.recording = false;
         // The recording ends here: what is left is its last submit.
@@ -1029,7 +1373,11 @@ impl Recorder {
             self.gaps.recording += t.elapsed().saturating_sub(waits);
         }
         if !self.open {
+            if !self.flying.is_empty() {
+                stats.submits.fetch_add(1, Relaxed);
+            }
             self.land()?;
+            self.read_step_clock()?;
             self.arena_used = 0;
             self.keep.clear();
             return Ok(());
@@ -1043,9 +1391,7 @@ impl Recorder {
             if let Some(p) = &self.prof {
                 d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, p.pool, 1);
             }
-            if let Some(c) = self.steps.as_ref().filter(|c| c.armed) {
-                d.cmd_write_timestamp(self.cb, vk::PipelineStageFlags::BOTTOM_OF_PIPE, c.pool, 1);
-            }
+            self.close_step_clock();
             d.end_command_buffer(self.cb)?;
             self.open = false;
             let cbs = [self.cb];
@@ -1075,18 +1421,7 @@ impl Recorder {
             }
             d.reset_fences(&[self.fence])?;
             d.reset_command_buffer(self.cb, vk::CommandBufferResetFlags::empty())?;
-            if let Some(c) = self.steps.as_mut().filter(|c| c.armed) {
-                let mut ticks = [0u64; 2];
-                d.get_query_pool_results(
-                    c.pool,
-                    0,
-                    &mut ticks,
-                    vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
-                )?;
-                let dt = ticks[1].wrapping_sub(ticks[0]) & c.mask;
-                c.busy += std::time::Duration::from_nanos((dt as f64 * c.period) as u64);
-                c.armed = false;
-            }
+            self.read_step_clock()?;
             if let Some(p) = &mut self.prof {
                 let n = p.names.len();
                 if n > 0 {
@@ -1126,6 +1461,9 @@ impl Drop for Recorder {
                 d.destroy_query_pool(c.pool, None);
             }
             d.destroy_fence(self.fence, None);
+            if let Some(a) = self.ahead.take() {
+                d.destroy_fence(a.fence, None);
+            }
             let flying = self.flying.drain(..).map(|p| (p.cb, p.fence));
             for (_, fence) in flying.chain(self.spare.drain(..)) {
                 d.destroy_fence(fence, None);
