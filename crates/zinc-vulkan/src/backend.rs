@@ -4101,11 +4101,8 @@ impl Backend for VulkanBackend {
         {
             // Its copy goes where the step before's is, which the host has yet to read.
             let mut rec = self.rec();
-            if !rec
-                .readback
-                .as_ref()
-                .is_some_and(|b| b.size >= (t.len() * 4) as u64)
-            {
+            let bytes = (t.len() * 4) as u64;
+            if rec.readback.as_ref().is_none_or(|b| b.size < bytes) {
                 rec.ahead_abort();
                 return None;
             }
