@@ -227,23 +227,30 @@ impl<'e, B: Backend> Session<'e, B> {
         if pos >= self.n_ctx || !e.backend.ahead_begin(read) {
             return;
         }
-        // Token 0 stands for the one to come: the step's commands do not depend on it.
-        let logits = match e
+        // Until `ahead_end`, the backend records a step ahead: a panic on the way (a caller
+        // may catch it) must end that too.
+        struct Abort<'a, B: Backend>(Option<&'a B>);
+        impl<B: Backend> Drop for Abort<'_, B> {
+            fn drop(&mut self) {
+                if let Some(b) = self.0 {
+                    b.ahead_end(None);
+                }
+            }
+        }
+        let mut abort = Abort(Some(&e.backend));
+        // Token 0 stands for the one to come: the step's commands do not depend on it. (A
+        // forward that fails will fail again, in the ordinary way, when the step comes.)
+        let Ok(logits) = e
             .model
             .forward(&e.backend, &mut self.cache, &[0], &[pos as u32], &[0])
-        {
-            Ok(l) => l,
-            Err(_) => {
-                // The step will fail again, in the ordinary way, when it comes.
-                e.backend.ahead_end(None);
-                return;
-            }
+        else {
+            return;
         };
         let ids = argmax.then(|| e.backend.argmax_tensor(&logits)).flatten();
         if argmax && ids.is_none() {
-            e.backend.ahead_end(None);
             return;
         }
+        abort.0 = None;
         if let Some(ticket) = e.backend.ahead_end(Some(ids.as_ref().unwrap_or(&logits))) {
             self.ahead = Some(Ahead {
                 pos,

@@ -1454,7 +1454,11 @@ impl VulkanBackend {
         }
         if rb.is_none() {
             // A copy into the old buffer may be in flight (a step's, flushed before its step
-            // ahead was recorded): it lands before that buffer goes.
+            // ahead was recorded) or still open (a demoted step ahead's): it is sent and lands
+            // before that buffer goes.
+            if rec.open && !rec.recording_ahead() {
+                rec.flush().unwrap_or_else(|e| fatal(e));
+            }
             rec.land().unwrap_or_else(|e| fatal(e));
             let b = self
                 .ctx
@@ -4117,7 +4121,13 @@ impl Backend for VulkanBackend {
     }
 
     fn ahead_launch(&self, ticket: u64, id: u32) -> bool {
-        (self.rec().ahead_launch(ticket, id, &self.stats)).unwrap_or_else(|e| fatal(e))
+        let mut rec = self.rec();
+        if !self.ahead_allowed(&rec) {
+            // (An ablation or the clock began after it was recorded.)
+            rec.ahead_cancel(ticket);
+            return false;
+        }
+        (rec.ahead_launch(ticket, id, &self.stats)).unwrap_or_else(|e| fatal(e))
     }
 
     fn ahead_cancel(&self, ticket: u64) {

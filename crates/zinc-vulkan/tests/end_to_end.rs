@@ -414,6 +414,8 @@ fn early_weights_give_the_same_logits() {
                     // The attention's output in Q8_K blocks either way (the waiting
                     // out-projection reads no chunks of 32): the same arithmetic on and off.
                     attn_x32: Some(false),
+                    // Each eval's stages are its own step's: none recorded ahead.
+                    step_ahead: Some(false),
                     ..Default::default()
                 },
                 &file,
@@ -627,6 +629,9 @@ fn an_moe_router_beside_its_norm_gives_the_same_bits() {
                     router_norm: Some(beside),
                     decode_norm_wg: norm_wg,
                     router_wg: Some(router_wg),
+                    // Stages counted step by step: none recorded ahead (which would count the
+                    // step after the last as well).
+                    step_ahead: Some(false),
                     ..Default::default()
                 },
                 &file,

@@ -1359,6 +1359,7 @@ impl Recorder {
         let mut keep = std::mem::replace(&mut self.keep, r.keep);
         self.keep.append(&mut keep);
         self.keep.push(arena);
+        self.read_ready = None;
     }
 
     /// Submits what is recorded and waits for it (and for what `flush` submitted).
@@ -1373,10 +1374,15 @@ impl Recorder {
             self.gaps.recording += t.elapsed().saturating_sub(waits);
         }
         if !self.open {
-            if !self.flying.is_empty() {
+            let waited_for = !self.flying.is_empty();
+            if waited_for {
                 stats.submits.fetch_add(1, Relaxed);
             }
             self.land()?;
+            if waited_for {
+                // (A step ahead's result: the device is idle from here to the next submit.)
+                self.landed = Some((std::time::Instant::now(), self.gaps.reading));
+            }
             self.read_step_clock()?;
             self.arena_used = 0;
             self.keep.clear();
