@@ -1453,18 +1453,18 @@ impl VulkanBackend {
             return (rec, bytes);
         }
         if rb.is_none() {
-            // A copy into the old buffer may be in flight (a step's, flushed before its step
-            // ahead was recorded) or still open (a demoted step ahead's): it is sent and lands
-            // before that buffer goes.
-            if rec.open && !rec.recording_ahead() {
-                rec.flush().unwrap_or_else(|e| fatal(e));
-            }
-            rec.land().unwrap_or_else(|e| fatal(e));
+            // A copy into the old buffer may be in flight (a step's, sent before its step ahead
+            // was recorded) or still open (a demoted step ahead's): the old buffer lives until
+            // the next wait, with what the open recording reads (and a recording ahead becomes
+            // an ordinary one first, so that its buffers are those).
+            rec.demote_ahead();
             let b = self
                 .ctx
                 .buffer(bytes.next_power_of_two(), Memory::Host)
                 .unwrap_or_else(|e| fatal(e));
-            rec.readback = Some(b);
+            if let Some(old) = rec.readback.replace(b) {
+                rec.keep.push(old);
+            }
         }
         let rb = rec
             .readback
@@ -2416,8 +2416,9 @@ impl VulkanBackend {
                     .u32(k as u32)
                     .u32(renorm as u32);
                 // ROUTE's timing (bits 13-15) and testing (bit 16) variants, either form.
-                let variant_bits =
-                    self.tune.router_stop << 13 | (self.tune.route_general as u32) << 16;
+                let variant_bits = self.tune.router_stop << 13
+                    | (self.tune.route_general as u32) << 16
+                    | (self.tune.route_by_logit as u32) << 17;
                 let Some(n) = norm_in else {
                     let bits = 1 | variant_bits;
                     let spec = [wg, tpr, 1, v4 as u32, bits, self.tune.shuffle as u32];

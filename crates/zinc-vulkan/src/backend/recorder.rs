@@ -1350,7 +1350,7 @@ impl Recorder {
     /// A recording ahead turned into a plain one (something waits for the device inside it):
     /// its commands go with the open recording, its arena and kept buffers kept until it lands,
     /// and `ahead_end` later finds nothing to keep.
-    fn demote_ahead(&mut self) {
+    pub(super) fn demote_ahead(&mut self) {
         let Some(r) = self.ahead_rec.take() else {
             return;
         };
