@@ -61,8 +61,6 @@ const uint SN_H = (SN_V + 4u * TPR - 1u) / (4u * TPR); // its invocations a lane
 const uint RT_STOP = (ROUTE >> 13) & 7u;
 // Bit 16: route.glsl's general ranking whatever the count (`VulkanOptions::route_general`).
 const uint RT_GENERAL = (ROUTE >> 16) & 1u;
-// Bit 17: route.glsl's ranking by the logits (`VulkanOptions::route_by_logit`).
-const uint RT_BY_LOGIT = (ROUTE >> 17) & 1u;
 // 5 = SG, 1 where subgroup shuffles may reduce a row's lanes (the levels narrower than a
 // subgroup: the same pairs as the tree's, so the same sums, without its barriers).
 layout(constant_id = 5) const uint SG = 0;

@@ -31,7 +31,6 @@ layout(local_size_x = 64) in;
 layout(constant_id = 0) const uint SG = 0;
 layout(constant_id = 1) const uint RANK = 1; // 0: the rounds whatever the sizes (checks)
 layout(constant_id = 2) const uint RT_GENERAL = 0; // route.glsl's (tests)
-const uint RT_BY_LOGIT = 0u; // (64 invocations: route.glsl's ranking by logits needs 128)
 const uint RT_ON = RANK;
 const uint RT_WG = WG;
 

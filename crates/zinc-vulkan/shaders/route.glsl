@@ -5,15 +5,9 @@
 // against all the others under (p descending, id ascending; NaN last), the picks' weights
 // divided by max(Σ, 6.1035156e-5) in pick order where renorm != 0.
 //
-// With RT_BY_LOGIT (1, and renorm != 0, and up to RT_SMALL experts in a workgroup of 128 or
-// more): the experts ranked by their logits, which the softmax keeps in order, and pick j's
-// weight exp(l_j − l_top) over the picks' sum in pick order — the renormalized softmax of the
-// picks without the softmax over all n (its max and sum: four workgroup barriers); the same
-// picks, the weights within a few ulps of the softmax's.
-//
 // The includer declares RT_ON (1 where it routes; the shared arrays shrink to one element
 // otherwise), RT_WG (its workgroup's invocations), RT_GENERAL (1: the general ranking whatever
-// the count, to hold the small one to it bit for bit), RT_BY_LOGIT and RT_LOGIT(i), logit i of the router's
+// the count, to hold the small one to it bit for bit) and RT_LOGIT(i), logit i of the router's
 // output (after its push constants), enables GL_KHR_shader_subgroup_basic and _shuffle, has at
 // least 64 invocations and subgroups that divide 64, and calls route_token from every
 // invocation (it has barriers). The reductions take invocations 0..63 as whole subgroups
@@ -130,33 +124,6 @@ void rt_pick(bool v, uint r, float p, uint e, uint k) {
     }
 }
 
-// route_small_wide ranking the logits themselves (RT_BY_LOGIT above): an expert an invocation.
-void route_by_logit(uint base, uint n, uint k, uint renorm) {
-    uint tid = gl_LocalInvocationIndex;
-    const float NEG = uintBitsToFloat(0xFF800000u); // −inf
-    bool v = tid < n; // n ≤ RT_SMALL ≤ the invocations
-    float l = v ? RT_LOGIT(base + tid) : NEG;
-    float q = v && !isnan(l) ? l : NEG;
-    if (tid < RT_SMALL) {
-        rt_key[tid >> 2][tid & 3u] = q;
-    }
-    barrier();
-    CLK_MARK(6);
-    uint r = 0u;
-    uint unused = 0u;
-    rt_count(r, unused, q, NEG, tid, 0u, n, false);
-    CLK_MARK(7); // the ranks counted
-    if (v && r == 0u) {
-        rt_red[0] = q; // the top logit (rank 0 is always an expert's: n ≥ 1)
-    }
-    barrier();
-    // NaN where the logit or the top is not a number: weight 0 (rt_pick), as the softmax's.
-    float p = exp(l - rt_red[0]);
-    rt_pick(v, r, p, tid, k);
-    barrier();
-    rt_renorm(k, renorm);
-}
-
 // route_small in a workgroup of 128 invocations or more: an expert an invocation, so the
 // ranking's comparisons are spread over twice the lanes (and all of an SM's schedulers). The
 // max and the sum stay invocations 0..63's, each over its two experts, tid and tid + 64 (the
@@ -196,10 +163,6 @@ void route_small_wide(uint base, uint n, uint k, uint renorm) {
 // general ranking reads 256 scalars, eight at a time, once for each of its experts (H200,
 // Qwen3-30B-A3B: ~3.5 µs of a layer before, the router 16.5 → 12.9 µs a call).
 void route_small(uint base, uint n, uint k, uint renorm) {
-    if (RT_WG >= 2u * 64u && RT_BY_LOGIT != 0u && renorm != 0u) {
-        route_by_logit(base, n, k, renorm);
-        return;
-    }
     if (RT_WG >= 2u * 64u) {
         route_small_wide(base, n, k, renorm);
         return;

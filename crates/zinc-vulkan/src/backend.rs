@@ -2416,9 +2416,8 @@ impl VulkanBackend {
                     .u32(k as u32)
                     .u32(renorm as u32);
                 // ROUTE's timing (bits 13-15) and testing (bit 16) variants, either form.
-                let variant_bits = self.tune.router_stop << 13
-                    | (self.tune.route_general as u32) << 16
-                    | (self.tune.route_by_logit as u32) << 17;
+                let variant_bits =
+                    self.tune.router_stop << 13 | (self.tune.route_general as u32) << 16;
                 let Some(n) = norm_in else {
                     let bits = 1 | variant_bits;
                     let spec = [wg, tpr, 1, v4 as u32, bits, self.tune.shuffle as u32];

@@ -235,10 +235,6 @@ pub struct ModelArgs {
     /// whole (default: on).
     #[arg(long, hide = true)]
     pub vk_step_ahead: Option<bool>,
-    /// Vulkan: the decode MoE router ranks experts by their logits, weighing the picks by their
-    /// own softmax (default: off).
-    #[arg(long, hide = true)]
-    pub vk_route_by_logit: Option<bool>,
     /// Vulkan, timing only: this many empty dependent stages before every barrier (what a
     /// stage costs on its own is the slope).
     #[arg(long, hide = true, default_value_t = 0)]
@@ -480,7 +476,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_adaptive_poll_us: None,
         vk_spin_wait: None,
         vk_step_ahead: None,
-        vk_route_by_logit: None,
         vk_pad_stages: 0,
         vk_pipeline_stats: false,
         vk_clock: false,
@@ -596,7 +591,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         adaptive_poll_us: args.vk_adaptive_poll_us,
         spin_wait: args.vk_spin_wait,
         step_ahead: args.vk_step_ahead,
-        route_by_logit: args.vk_route_by_logit,
         pad_stages: args.vk_pad_stages,
         pipeline_stats: args.vk_pipeline_stats,
         clock: args.vk_clock,

@@ -348,12 +348,6 @@ pub struct VulkanOptions {
     /// Testing: MoE routing ranks every router's experts the general way (route.glsl), where
     /// up to 128 it takes the small ranking; the same picks and weights bit for bit.
     pub route_general: bool,
-    /// The decode router that routes (in workgroups of 128 or more, up to 128 experts, weights
-    /// renormalized over the picks, as Qwen3-MoE's) ranks the experts by their logits and
-    /// weighs the picks by exp(l − l_top) over their sum: the renormalized softmax of the picks
-    /// without the softmax over all the experts. The same picks; the weights within a few ulps
-    /// (route.glsl). `None`: off.
-    pub route_by_logit: Option<bool>,
     /// Commands in the first piece of a recording sent to the device, and the most in a later
     /// one (1–4,096; each later piece `submit_growth` times the one before, up to it), kernel
     /// tuning. `None`: (8, 512): the host's gap between tokens is mostly the recording of the
@@ -533,8 +527,6 @@ pub(super) struct Tuning {
     pub(super) norm_round: bool,
     /// See [`VulkanOptions::route_general`].
     pub(super) route_general: bool,
-    /// See [`VulkanOptions::route_by_logit`].
-    pub(super) route_by_logit: bool,
     /// See [`VulkanOptions::route_rank`].
     pub(super) route_rank: bool,
     /// See [`VulkanOptions::router_first`].
@@ -1024,7 +1016,6 @@ impl Tuning {
             glu_round: opts.glu_round.unwrap_or(true),
             norm_round: opts.norm_round.unwrap_or(true),
             route_general: opts.route_general,
-            route_by_logit: opts.route_by_logit.unwrap_or(false),
             route_rank: opts.route_rank.unwrap_or(true),
             router_first: opts.router_first.unwrap_or(true),
             decode_two: opts.decode_two.unwrap_or(true),
