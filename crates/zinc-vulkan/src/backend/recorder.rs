@@ -1302,6 +1302,10 @@ impl Recorder {
             self.spoil(a);
             return Ok(false);
         }
+        if self.flying.len() >= MAX_FLYING {
+            // (A caller that never reads between steps: the steps before land first.)
+            self.land()?;
+        }
         let (at, max) = a.token;
         a.arena.write(at, &id.min(max).to_le_bytes());
         close_gap(&mut self.landed, &mut self.gaps);
