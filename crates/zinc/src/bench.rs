@@ -533,7 +533,7 @@ fn bench_with<B: Backend>(
                     (Some(h), Some(r), Some(b)) => format!(
                         ", {h:.1} of them on the host: {r:.1} copying the logits, {b:.1} more \
                          before the next step's first command, the rest recording its first \
-                         piece"
+                         piece or launching a step recorded ahead"
                     ),
                     _ => String::new(),
                 };
