@@ -1457,7 +1457,7 @@ impl VulkanBackend {
             // was recorded) or still open (a demoted step ahead's): the old buffer lives until
             // the next wait, with what the open recording reads (and a recording ahead becomes
             // an ordinary one first, so that its buffers are those).
-            rec.demote_ahead();
+            rec.demote_ahead().unwrap_or_else(|e| fatal(e));
             let b = self
                 .ctx
                 .buffer(bytes.next_power_of_two(), Memory::Host)

@@ -1782,3 +1782,45 @@ fn steps_recorded_ahead_keep_the_logits() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&moe_dir);
 }
+
+/// A wait inside a step being recorded ahead (a read: `Recorder::demote_ahead`) sends what was
+/// recorded as an ordinary recording — the read sees every command before it, the step cannot
+/// be launched (`ahead_end` gives no ticket) — and the backend goes on as ever; a step ahead
+/// whose forward failed (`ahead_end(None)`) leaves nothing behind; a launch under a ticket not
+/// handed out is refused.
+#[test]
+fn a_wait_inside_a_step_ahead_makes_it_an_ordinary_recording() {
+    let b = VulkanBackend::new(&VulkanOptions {
+        validation: true,
+        ..Default::default()
+    })
+    .expect("a Vulkan device (CI installs lavapipe)");
+    let x: Vec<f32> = (0..64).map(|i| i as f32 * 0.5).collect();
+    let y: Vec<f32> = (0..64).map(|i| 1.0 - i as f32).collect();
+    let prev = b.tensor_from(&x, 1, 64);
+    assert!(b.ahead_begin(&prev), "steps ahead are on by default");
+    // Recorded inside the step ahead, then waited for.
+    let mut t = b.tensor_from(&y, 1, 64);
+    b.add(&mut t, &prev);
+    let sum: Vec<f32> = x.iter().zip(&y).map(|(a, c)| a + c).collect();
+    assert_eq!(b.read(&t), sum, "the read inside the step ahead");
+    b.scale(&mut t, 2.0);
+    assert_eq!(b.ahead_end(Some(&t)), None, "a demoted step was kept");
+    let twice: Vec<f32> = sum.iter().map(|v| v * 2.0).collect();
+    assert_eq!(b.read(&t), twice, "after the demoted step");
+    assert_eq!(b.read(&prev), x);
+    // A forward that failed: nothing of it runs, nothing is kept.
+    assert!(b.ahead_begin(&prev));
+    let mut u = b.tensor_from(&y, 1, 64);
+    b.scale(&mut u, 3.0);
+    assert_eq!(b.ahead_end(None), None);
+    assert_eq!(b.read(&prev), x);
+    // A ticket never handed out launches nothing.
+    assert!(!b.ahead_launch(12345, 0));
+    assert_eq!(b.stats().ahead.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+}

@@ -1161,7 +1161,7 @@ impl Recorder {
     /// arena of its own. The caller has recorded the copy of the last step's result it will
     /// read (`read_ready`). Returns the step's ticket.
     pub(super) fn ahead_begin(&mut self) -> Result<u64, VulkanError> {
-        self.demote_ahead();
+        self.demote_ahead()?;
         if let Some(a) = self.ahead.take() {
             self.spoil(a);
         }
@@ -1354,22 +1354,29 @@ impl Recorder {
     /// A recording ahead turned into a plain one (something waits for the device inside it):
     /// its commands go with the open recording, its arena and kept buffers kept until it lands,
     /// and `ahead_end` later finds nothing to keep.
-    pub(super) fn demote_ahead(&mut self) {
+    pub(super) fn demote_ahead(&mut self) -> Result<(), VulkanError> {
         let Some(r) = self.ahead_rec.take() else {
-            return;
+            return Ok(());
         };
+        if self.steps.as_ref().is_some_and(|c| c.sent) {
+            // The step before wrote the step clock's queries, which this recording resets
+            // when it runs: they are read first.
+            self.land()?;
+            self.read_step_clock()?;
+        }
         let arena = std::mem::replace(&mut self.arena, r.arena);
         self.arena_used = r.arena_used;
         let mut keep = std::mem::replace(&mut self.keep, r.keep);
         self.keep.append(&mut keep);
         self.keep.push(arena);
         self.read_ready = None;
+        Ok(())
     }
 
     /// Submits what is recorded and waits for it (and for what `flush` submitted).
     pub(super) fn submit(&mut self, stats: &Stats) -> Result<(), VulkanError> {
         // A wait inside a recording ahead: what it recorded runs now, as a plain recording.
-        self.demote_ahead();
+        self.demote_ahead()?;
         self.release()?;
         self.recording = false;
         // The recording ends here: what is left is its last submit.
