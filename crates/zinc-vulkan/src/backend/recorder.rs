@@ -1042,15 +1042,7 @@ impl Recorder {
                     d.reset_command_buffer(p.cb, vk::CommandBufferResetFlags::empty())?;
                     (p.cb, p.fence)
                 }
-                None => {
-                    let cb = d.allocate_command_buffers(
-                        &vk::CommandBufferAllocateInfo::default()
-                            .command_pool(self.pool)
-                            .level(vk::CommandBufferLevel::PRIMARY)
-                            .command_buffer_count(1),
-                    )?[0];
-                    (cb, d.create_fence(&vk::FenceCreateInfo::default(), None)?)
-                }
+                None => self.new_pair()?,
             };
             (self.cb, self.fence) = next;
         }
@@ -1100,21 +1092,40 @@ impl Recorder {
     }
 
     /// The step clock's last timestamp written into the open command buffer, if its first
-    /// was (`StepClock::armed`): read once the buffer has landed.
-    fn close_step_clock(&mut self) {
-        if let Some(c) = self.steps.as_mut().filter(|c| c.armed) {
-            // SAFETY: recording into the open command buffer; the query was reset at its start.
-            unsafe {
-                self.ctx.device.cmd_write_timestamp(
-                    self.cb,
-                    vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                    c.pool,
-                    1,
-                );
-            }
-            c.armed = false;
-            c.sent = true;
+    /// was (`StepClock::armed`): whether it was.
+    fn end_step_clock(&mut self) -> bool {
+        let Some(c) = self.steps.as_mut().filter(|c| c.armed) else {
+            return false;
+        };
+        // SAFETY: recording into the open command buffer; the query was reset at its start.
+        unsafe {
+            self.ctx.device.cmd_write_timestamp(
+                self.cb,
+                vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                c.pool,
+                1,
+            );
         }
+        c.armed = false;
+        true
+    }
+
+    /// `end_step_clock` for a buffer about to be submitted: its span is read once it has landed.
+    fn close_step_clock(&mut self) {
+        if self.end_step_clock() {
+            if let Some(c) = &mut self.steps {
+                c.sent = true;
+            }
+        }
+    }
+
+    /// The recording under way ends here: its time (waits left out) into `HostGaps::recording`.
+    fn end_recording(&mut self) {
+        if let Some((t, w0)) = self.recording_since.take() {
+            let waits = self.waited.saturating_sub(w0);
+            self.gaps.recording += t.elapsed().saturating_sub(waits);
+        }
+        self.recording = false;
     }
 
     /// After a land: the step clock's span of the command buffer that wrote both timestamps.
@@ -1139,9 +1150,14 @@ impl Recorder {
 
     /// A free command buffer and fence: a spare pair or new ones.
     fn free_pair(&mut self) -> Result<(vk::CommandBuffer, vk::Fence), VulkanError> {
-        if let Some(pair) = self.spare.pop() {
-            return Ok(pair);
+        match self.spare.pop() {
+            Some(pair) => Ok(pair),
+            None => self.new_pair(),
         }
+    }
+
+    /// A new command buffer of the pool and an unsignalled fence.
+    fn new_pair(&self) -> Result<(vk::CommandBuffer, vk::Fence), VulkanError> {
         let d = &self.ctx.device;
         // SAFETY: plain object creation on a live device.
         unsafe {
@@ -1169,11 +1185,7 @@ impl Recorder {
             self.close_step_clock();
             self.flush()?;
         }
-        if let Some((t, w0)) = self.recording_since.take() {
-            let waits = self.waited.saturating_sub(w0);
-            self.gaps.recording += t.elapsed().saturating_sub(waits);
-        }
-        self.recording = false;
+        self.end_recording();
         let fresh = match self.ahead_arenas.pop() {
             Some(a) => a,
             None => upload_arena(&self.ctx, ARENA_BYTES)?,
@@ -1206,26 +1218,9 @@ impl Recorder {
         let arena = std::mem::replace(&mut self.arena, r.arena);
         self.arena_used = r.arena_used;
         let keep = std::mem::replace(&mut self.keep, r.keep);
-        if let Some((t, w0)) = self.recording_since.take() {
-            let waits = self.waited.saturating_sub(w0);
-            self.gaps.recording += t.elapsed().saturating_sub(waits);
-        }
-        self.recording = false;
-        let clocked = self.steps.as_ref().is_some_and(|c| c.armed);
-        if let Some(c) = &mut self.steps {
-            if c.armed {
-                // SAFETY: recording into the open command buffer (the step's).
-                unsafe {
-                    self.ctx.device.cmd_write_timestamp(
-                        self.cb,
-                        vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                        c.pool,
-                        1,
-                    );
-                }
-                c.armed = false;
-            }
-        }
+        self.end_recording();
+        // (Its span is read once it is launched and has landed.)
+        let clocked = self.end_step_clock();
         let (cb, fence) = (self.cb, self.fence);
         (self.cb, self.fence) = self.free_pair()?;
         let was_open = std::mem::replace(&mut self.open, false);
@@ -1378,12 +1373,8 @@ impl Recorder {
         // A wait inside a recording ahead: what it recorded runs now, as a plain recording.
         self.demote_ahead()?;
         self.release()?;
-        self.recording = false;
         // The recording ends here: what is left is its last submit.
-        if let Some((t, w0)) = self.recording_since.take() {
-            let waits = self.waited.saturating_sub(w0);
-            self.gaps.recording += t.elapsed().saturating_sub(waits);
-        }
+        self.end_recording();
         if !self.open {
             let waited_for = !self.flying.is_empty();
             if waited_for {
