@@ -191,6 +191,17 @@ impl<'e, B: Backend> Session<'e, B> {
         self.tokens.truncate(n);
     }
 
+    /// Room in the context for `n` more tokens, or the error that says there is none.
+    fn check_room(&self, n: usize) -> Result<(), EngineError> {
+        if self.tokens.len() + n > self.n_ctx {
+            return Err(EngineError::ContextOverflow {
+                prompt: self.tokens.len() + n,
+                n_ctx: self.n_ctx,
+            });
+        }
+        Ok(())
+    }
+
     /// The step recorded ahead, dropped (the sequence went elsewhere).
     fn drop_ahead(&mut self) {
         if let Some(a) = self.ahead.take() {
@@ -290,20 +301,11 @@ impl<'e, B: Backend> Session<'e, B> {
         cancelled: &dyn Fn() -> bool,
     ) -> Result<Option<Vec<Vec<f32>>>, EngineError> {
         let e = self.engine;
-        if self.tokens.len() + tokens.len() > self.n_ctx {
-            return Err(EngineError::ContextOverflow {
-                prompt: self.tokens.len() + tokens.len(),
-                n_ctx: self.n_ctx,
-            });
-        }
+        self.check_room(tokens.len())?;
         let n_vocab = e.model.hparams().n_vocab;
-        if let [token] = tokens[..] {
-            if cancelled() {
-                return Ok(None);
-            }
-            let (logits, _) = self.decode_step(token)?;
-            self.record_ahead(&logits, false);
-            return Ok(Some(vec![e.backend.read(&logits)]));
+        if tokens.len() == 1 {
+            let logits = self.eval_last_on_device(tokens, cancelled)?;
+            return Ok(logits.map(|l| vec![e.backend.read(&l)]));
         }
         self.drop_ahead();
         let mut out = Vec::new();
@@ -357,12 +359,7 @@ impl<'e, B: Backend> Session<'e, B> {
         cancelled: &dyn Fn() -> bool,
     ) -> Result<Option<B::Tensor>, EngineError> {
         let e = self.engine;
-        if self.tokens.len() + tokens.len() > self.n_ctx {
-            return Err(EngineError::ContextOverflow {
-                prompt: self.tokens.len() + tokens.len(),
-                n_ctx: self.n_ctx,
-            });
-        }
+        self.check_room(tokens.len())?;
         if let [token] = tokens[..] {
             if cancelled() {
                 return Ok(None);
@@ -418,12 +415,7 @@ impl<'e, B: Backend> Session<'e, B> {
     ) -> Result<Option<u32>, EngineError> {
         let e = self.engine;
         if let [token] = tokens[..] {
-            if self.tokens.len() + 1 > self.n_ctx {
-                return Err(EngineError::ContextOverflow {
-                    prompt: self.tokens.len() + 1,
-                    n_ctx: self.n_ctx,
-                });
-            }
+            self.check_room(1)?;
             if cancelled() {
                 return Ok(None);
             }
@@ -468,12 +460,7 @@ impl<'e, B: Backend> Session<'e, B> {
         if prompt.is_empty() {
             return Err(EngineError::EmptyPrompt);
         }
-        if self.tokens.len() + prompt.len() > self.n_ctx {
-            return Err(EngineError::ContextOverflow {
-                prompt: self.tokens.len() + prompt.len(),
-                n_ctx: self.n_ctx,
-            });
-        }
+        self.check_room(prompt.len())?;
         let e = self.engine;
         let t0 = Instant::now();
         let cancelled_gen = |prompt_time| Generation {

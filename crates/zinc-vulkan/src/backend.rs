@@ -73,8 +73,6 @@ pub struct Stats {
     /// one by one, and are not counted here.
     pub submits: AtomicU64,
     pub readback_bytes: AtomicU64,
-    /// Decode steps recorded ahead and submitted whole (`Backend::ahead_launch`).
-    pub ahead: AtomicU64,
 }
 
 /// The shader variant of a per-format kernel (`matvec_Q4_K`, …): names are `'static` because the
@@ -4101,7 +4099,6 @@ impl Backend for VulkanBackend {
             self.rec().ahead_abort();
             return None;
         };
-        self.settle(t);
         {
             // Its copy goes where the step before's is, which the host has yet to read.
             let mut rec = self.rec();
@@ -4127,7 +4124,7 @@ impl Backend for VulkanBackend {
             rec.ahead_cancel(ticket);
             return false;
         }
-        (rec.ahead_launch(ticket, id, &self.stats)).unwrap_or_else(|e| fatal(e))
+        (rec.ahead_launch(ticket, id)).unwrap_or_else(|e| fatal(e))
     }
 
     fn ahead_cancel(&self, ticket: u64) {

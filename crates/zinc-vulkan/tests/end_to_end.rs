@@ -1689,7 +1689,6 @@ fn pieces_without_fences_or_growing_faster_keep_the_logits() {
 /// with the same logits. A truncated session drops its step ahead.
 #[test]
 fn steps_recorded_ahead_keep_the_logits() {
-    use std::sync::atomic::Ordering::SeqCst;
     let dir = std::env::temp_dir().join(format!("zinc-ahead-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let mut spec = small_qwen3(256, 512);
@@ -1716,7 +1715,7 @@ fn steps_recorded_ahead_keep_the_logits() {
     for (name, file) in [("qwen3", &dense), ("qwen3moe", &moe)] {
         let plain = validated(opts(false), file);
         let ahead = validated(opts(true), file);
-        let launched = |e: &Engine<VulkanBackend>| e.backend.stats().ahead.load(SeqCst);
+        let launched = |e: &Engine<VulkanBackend>| e.backend.host_gaps().expect("gaps").ahead;
 
         // Teacher-forced steps through `eval`: the first single-token step is recorded in the
         // ordinary way, each later one ahead.
@@ -1817,7 +1816,7 @@ fn a_wait_inside_a_step_ahead_makes_it_an_ordinary_recording() {
     assert_eq!(b.read(&prev), x);
     // A ticket never handed out launches nothing.
     assert!(!b.ahead_launch(12345, 0));
-    assert_eq!(b.stats().ahead.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(b.host_gaps().expect("gaps").ahead, 0);
     assert_eq!(
         zinc_vulkan::validation_errors(),
         0,

@@ -1215,9 +1215,8 @@ impl Recorder {
         let Some(r) = self.ahead_rec.take() else {
             return Ok(None);
         };
-        let arena = std::mem::replace(&mut self.arena, r.arena);
-        self.arena_used = r.arena_used;
-        let keep = std::mem::replace(&mut self.keep, r.keep);
+        let (ticket, token, unfit) = (r.ticket, r.token, r.unfit);
+        let (arena, keep) = self.leave_ahead(r);
         self.end_recording();
         // (Its span is read once it is launched and has landed.)
         let clocked = self.end_step_clock();
@@ -1230,22 +1229,32 @@ impl Recorder {
             unsafe { self.ctx.device.end_command_buffer(cb)? };
         }
         let a = Ahead {
-            ticket: r.ticket,
+            ticket,
             cb,
             fence,
             arena,
             keep,
-            token: r.token.unwrap_or((0, 0)),
+            token: token.unwrap_or((0, 0)),
             readback,
             reads,
             clocked,
         };
-        if !was_open || r.unfit || r.token.is_none() {
+        if !was_open || unfit || token.is_none() {
             self.spoil(a);
             return Ok(None);
         }
         self.ahead = Some(a);
-        Ok(Some(r.ticket))
+        Ok(Some(ticket))
+    }
+
+    /// The ordinary recording's arena, its use and its kept buffers back from `r`; the step
+    /// ahead's arena and kept buffers returned.
+    fn leave_ahead(&mut self, r: AheadRecording) -> (Buffer, Vec<Buffer>) {
+        self.arena_used = r.arena_used;
+        (
+            std::mem::replace(&mut self.arena, r.arena),
+            std::mem::replace(&mut self.keep, r.keep),
+        )
     }
 
     /// A step ahead is being recorded.
@@ -1259,10 +1268,8 @@ impl Recorder {
         let Some(r) = self.ahead_rec.take() else {
             return;
         };
-        let arena = std::mem::replace(&mut self.arena, r.arena);
+        let (arena, _keep) = self.leave_ahead(r);
         self.ahead_arenas.push(arena);
-        self.arena_used = r.arena_used;
-        self.keep = r.keep;
         self.recording = false;
         self.recording_since = None;
         if let Some(c) = &mut self.steps {
@@ -1283,12 +1290,7 @@ impl Recorder {
 
     /// Submits the step recorded ahead under `ticket` with its token `id`: true, or false
     /// where it is gone (spoiled, or another's).
-    pub(super) fn ahead_launch(
-        &mut self,
-        ticket: u64,
-        id: u32,
-        stats: &Stats,
-    ) -> Result<bool, VulkanError> {
+    pub(super) fn ahead_launch(&mut self, ticket: u64, id: u32) -> Result<bool, VulkanError> {
         let Some(a) = self.ahead.take_if(|a| a.ticket == ticket) else {
             return Ok(false);
         };
@@ -1313,7 +1315,6 @@ impl Recorder {
                 a.fence,
             )?;
         }
-        stats.ahead.fetch_add(1, Relaxed);
         self.gaps.ahead += 1;
         self.flying.push(Piece {
             cb: a.cb,
@@ -1359,9 +1360,7 @@ impl Recorder {
             self.land()?;
             self.read_step_clock()?;
         }
-        let arena = std::mem::replace(&mut self.arena, r.arena);
-        self.arena_used = r.arena_used;
-        let mut keep = std::mem::replace(&mut self.keep, r.keep);
+        let (arena, mut keep) = self.leave_ahead(r);
         self.keep.append(&mut keep);
         self.keep.push(arena);
         self.read_ready = None;
