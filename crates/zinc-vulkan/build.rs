@@ -47,6 +47,18 @@ const WITH_VARIANT: &[(&str, &str, &str)] = &[
         "prep_one",
         "#define PREP_ON 1\n#define ONE_PASS 1",
     ),
+    ("attn_dec", "rows", "#define KROWS 4"),
+    (
+        "attn_dec",
+        "prep_rows",
+        "#define PREP_ON 1\n#define KROWS 4",
+    ),
+    ("attn_dec", "rows2", "#define KROWS 2"),
+    (
+        "attn_dec",
+        "prep_rows2",
+        "#define PREP_ON 1\n#define KROWS 2",
+    ),
 ];
 /// Shaders also compiled as `<variant>_clk` (clock.glsl: each workgroup's start and end on the
 /// device's clock, for `VulkanOptions::clock`): every kernel a decode step dispatches, each of

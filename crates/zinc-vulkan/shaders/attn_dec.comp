@@ -33,6 +33,19 @@
 // keys and values in one pass, a running softmax a key slot (see ONE_PASS in main), for heads of
 // HD = 8·LPK only (an invocation's 8 dimensions), which the host checks; the same partials and
 // output as the two passes, rounded in another order.
+// attn_dec_rows, attn_dec_prep_rows (this file compiled with KROWS, and with PREP_ON too; split
+// slices of G of a KV head's query heads (`VulkanOptions::attn_rows`), HD = 8·LPK with LPK ≥ 4, which the host checks): each
+// key read once for the workgroup's heads, by invocations that hold whole pieces of it rather
+// than a slice of every key. Scores: TPK = LPK / 4 neighbouring invocations share a key, each
+// taking 4 of its 16-byte pieces (32 dimensions) and dotting them with every head's query; KU
+// keys an invocation (the define's value: 2 or 4, the variant the host picks by U), so a pass
+// of the workgroup takes RK = (WG / TPK)·KU keys, their loads issued before the math; the
+// partial dots meet by log2(TPK) shuffles. Softmax as the two passes'. Values: invocation
+// (slot, part_lane) takes piece part_lane of 4·KU keys (the same RK keys a pass), the first
+// pass's loads issued before the softmax; the slots meet as in the other forms
+// (attn_slots.glsl). The same partials and output as the two passes, the scores' sums rounded
+// in another order. (Loading the first pass's keys before the prep measured no faster on the
+// H100.)
 // attn_dec_prep (this file compiled with PREP_ON; a decode step of one row): qk_prep.comp's work
 // done here — `q` holds the raw queries, and every workgroup normalizes and rotates its own G
 // heads; where its slice holds the row's own position, it also makes the KV head's new key and
@@ -105,6 +118,15 @@ const uint KPP = WG / LPK; // keys per pass
 layout(constant_id = 5) const uint UX = 4;
 const uint U = UX & 15u;
 const uint ABL = (UX >> 8) & 255u;
+#ifdef KROWS
+// KROWS's keys an invocation a pass: the define's literal, not U (a specialization constant),
+// so that the arrays of loads and the loops over them have literal sizes (sized by U, the
+// H100's driver gave the kernel 256 bytes of local memory a thread).
+const uint KU = KROWS;
+const uint TPK = LPK / 4u;       // invocations a key in the score pass (4 pieces each)
+const uint RK = (WG / TPK) * KU; // keys a pass, in both the score and the value pass
+const uint VS = WG / LPK;        // value slots (4·KU keys each a pass)
+#endif
 
 shared float qs[G * HD];
 shared float ps[G * SL_MAX];
@@ -251,6 +273,58 @@ void prep(uint t, uint h0, uint kvh, uint p, bool has_new, bool writer, uint tid
 }
 #endif
 
+// Softmax of the slice's n scores in ps, a subgroup per head: m = its largest score, the
+// weights e^(s − m) in the scores' place, l = their sum; m, l and 1 / l into ml. Every invocation
+// calls it (no barrier inside: the caller's come before and after).
+void slice_softmax(uint n, uint tid) {
+    uint sg = tid / gl_SubgroupSize;
+    uint nsg = WG / gl_SubgroupSize;
+    uint lane = gl_SubgroupInvocationID;
+    for (uint gi = sg; gi < G; gi += nsg) {
+        float m = NEG_BIG;
+        for (uint i = lane; i < n; i += gl_SubgroupSize) {
+            m = max(m, ps[gi * SL_MAX + i]);
+        }
+        m = subgroupMax(m);
+        float l = 0.0;
+        for (uint i = lane; i < n; i += gl_SubgroupSize) {
+            float w = exp(ps[gi * SL_MAX + i] - m);
+            ps[gi * SL_MAX + i] = w;
+            l += w;
+        }
+        l = subgroupAdd(l);
+        if (lane == 0u) {
+            ml[2u * gi] = m;
+            ml[2u * gi + 1u] = l;
+            // One slice: the output is acc / l (l > 0: the slice holds at least the query's
+            // own position), read after the caller's barriers.
+            ml[16u + gi] = l > 0.0 ? 1.0 / l : 0.0;
+        }
+    }
+}
+
+#ifdef KROWS
+// KROWS's score loads into wk: pieces r + TPK·i (i < 4) of keys j0 + kslot + (WG / TPK)·u
+// (u < KU) of KV head kvh, zeros from `end` on. (Macros: an array sized by specialization
+// constants cannot be a function's parameter.)
+#define ROWS_KEYS(j0, end)                                                                  \
+    [[unroll]] for (uint u = 0u; u < KU; u++) {                                              \
+        uint j = (j0) + kslot + u * (WG / TPK);                                             \
+        [[unroll]] for (uint i = 0u; i < 4u; i++) {                                         \
+            uint at = (j * kv_dim + kvh * HD) / 8u + r + TPK * i;                           \
+            wk[4u * u + i] = j < (end) ? Quads(pc.kc).v[at] : uvec4(0u);                    \
+        }                                                                                   \
+    }
+// KROWS's value loads into wv: piece part_lane of the slice's keys i0 + slot + VS·v (v < 4·KU,
+// counted from `begin`), zeros from the n-th.
+#define ROWS_VALUES(i0)                                                                     \
+    [[unroll]] for (uint v = 0u; v < 4u * KU; v++) {                                         \
+        uint i = (i0) + slot + VS * v;                                                      \
+        wv[v] = i < n ? Quads(pc.vc).v[((begin + i) * kv_dim + kvh * HD) / 8u + part_lane]  \
+                      : uvec4(0u);                                                          \
+    }
+#endif
+
 // The output of the workgroup's G heads of row t: qs[i] (head i / HD's unnormalized sums)
 // times ml[16 + head] (its 1 / L), written to o and, with a mode, quantized by the whole
 // workgroup (every invocation calls it; G·HD a multiple of the block).
@@ -300,7 +374,123 @@ void main() {
     barrier();
 #endif
 
-#ifndef ONE_PASS
+#if defined(KROWS)
+    // Scores, RK keys a pass: each invocation's KU keys' partial dots over its 4 pieces, for
+    // every head, then summed across the key's TPK invocations.
+    uint n = end > begin ? end - begin : 0u;
+    uint r = tid % TPK;
+    uint kslot = tid / TPK;
+    uvec4 wk[4u * KU];
+    for (uint j0 = begin; j0 < end; j0 += RK) {
+        ROWS_KEYS(j0, end);
+#ifdef PREP_ON
+        // The row's own key from shared memory (its place in the cache may not be written yet).
+        [[unroll]] for (uint u = 0u; u < KU; u++) {
+            if (j0 + kslot + u * (WG / TPK) - begin == inew) {
+                [[unroll]] for (uint i = 0u; i < 4u; i++) {
+                    uint e0 = 4u * (r + TPK * i);
+                    wk[4u * u + i] = uvec4(kn[e0], kn[e0 + 1u], kn[e0 + 2u], kn[e0 + 3u]);
+                }
+            }
+        }
+#endif
+        // (Vector arithmetic keeps every loop nest short enough for the driver to unroll:
+        // with a scalar loop over each piece's 8 halves the arrays went to local memory.)
+        float s[KU][8];
+        [[unroll]] for (uint u = 0u; u < KU; u++) {
+            [[unroll]] for (uint gi = 0u; gi < G; gi++) {
+                s[u][gi] = 0.0;
+            }
+        }
+        [[unroll]] for (uint i = 0u; i < 4u; i++) {
+            vec4 ka[KU], kb[KU];
+            [[unroll]] for (uint u = 0u; u < KU; u++) {
+                uvec4 w = wk[4u * u + i];
+                ka[u] = vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
+                kb[u] = vec4(unpackHalf2x16(w.z), unpackHalf2x16(w.w));
+            }
+            uint d0 = 8u * (r + TPK * i);
+            [[unroll]] for (uint gi = 0u; gi < G; gi++) {
+                uint qb = gi * HD + d0;
+                vec4 qa = vec4(qs[qb], qs[qb + 1u], qs[qb + 2u], qs[qb + 3u]);
+                vec4 qc = vec4(qs[qb + 4u], qs[qb + 5u], qs[qb + 6u], qs[qb + 7u]);
+                [[unroll]] for (uint u = 0u; u < KU; u++) {
+                    s[u][gi] += dot(qa, ka[u]) + dot(qc, kb[u]);
+                }
+            }
+        }
+        [[unroll]] for (uint u = 0u; u < KU; u++) {
+            uint j = j0 + kslot + u * (WG / TPK);
+            [[unroll]] for (uint gi = 0u; gi < G; gi++) {
+                float v = s[u][gi];
+                [[unroll]] for (uint st = TPK / 2u; st > 0u; st >>= 1) {
+                    v += subgroupShuffleXor(v, st);
+                }
+                if (j < end && r == 0u) {
+                    ps[gi * SL_MAX + (j - begin)] = pc.scale * v;
+                }
+            }
+        }
+    }
+    CLK_MARK(4); // the scores made (the last pass's, this invocation's)
+    // The first pass's values, issued before the softmax.
+    uint part_lane = tid % LPK;
+    uint slot = tid / LPK;
+    uvec4 wv[4u * KU];
+    ROWS_VALUES(0u);
+    barrier();
+    uint sg = tid / gl_SubgroupSize;
+    uint nsg = WG / gl_SubgroupSize;
+    uint lane = gl_SubgroupInvocationID;
+    slice_softmax(n, tid);
+    barrier();
+    CLK_MARK(5); // the softmax
+    // Values: each invocation's 4·KU keys a pass, times every head's weight.
+#ifdef PREP_ON
+    uvec4 vn4 = uvec4(vn[4u * part_lane], vn[4u * part_lane + 1u], vn[4u * part_lane + 2u],
+                      vn[4u * part_lane + 3u]);
+#endif
+    vec4 acc4[8][2];
+    [[unroll]] for (uint gi = 0u; gi < G; gi++) {
+        acc4[gi][0] = vec4(0.0);
+        acc4[gi][1] = vec4(0.0);
+    }
+    for (uint i0 = 0u; i0 < n; i0 += RK) {
+        if (i0 != 0u) {
+            ROWS_VALUES(i0);
+        }
+        [[unroll]] for (uint v = 0u; v < 4u * KU; v++) {
+            uint i = i0 + slot + VS * v;
+            if (i < n) {
+#ifdef PREP_ON
+                uvec4 x = i == inew ? vn4 : wv[v];
+#else
+                uvec4 x = wv[v];
+#endif
+                vec4 va = vec4(unpackHalf2x16(x.x), unpackHalf2x16(x.y));
+                vec4 vb = vec4(unpackHalf2x16(x.z), unpackHalf2x16(x.w));
+                [[unroll]] for (uint gi = 0u; gi < G; gi++) {
+                    float p = ps[gi * SL_MAX + i];
+                    acc4[gi][0] += p * va;
+                    acc4[gi][1] += p * vb;
+                }
+            }
+        }
+    }
+    // attn_slots.glsl's form of the sums: 8 dimensions a head.
+    float acc[8][8];
+    [[unroll]] for (uint gi = 0u; gi < G; gi++) {
+        [[unroll]] for (uint e = 0u; e < 4u; e++) {
+            acc[gi][e] = acc4[gi][0][e];
+            acc[gi][4u + e] = acc4[gi][1][e];
+        }
+    }
+    CLK_MARK(2); // the slice's keys and values taken
+    uint sg_slots = max(gl_SubgroupSize / LPK, 1u);
+    bool sg_first = (lane / LPK) == 0u;
+    uint c = 0u;
+    #include "attn_slots.glsl"
+#elif !defined(ONE_PASS)
     // Scores: each invocation reads U keys' vectors before it multiplies, so a slice's loads
     // are in flight together.
     Quads k4 = Quads(pc.kc);
@@ -368,32 +558,11 @@ void main() {
     barrier();
     CLK_MARK(2); // the slice's scores
 
-    // Softmax of the slice, a subgroup per head.
     uint n = end > begin ? end - begin : 0u;
     uint sg = tid / gl_SubgroupSize;
     uint nsg = WG / gl_SubgroupSize;
     uint lane = gl_SubgroupInvocationID;
-    for (uint gi = sg; gi < G; gi += nsg) {
-        float m = NEG_BIG;
-        for (uint i = lane; i < n; i += gl_SubgroupSize) {
-            m = max(m, ps[gi * SL_MAX + i]);
-        }
-        m = subgroupMax(m);
-        float l = 0.0;
-        for (uint i = lane; i < n; i += gl_SubgroupSize) {
-            float w = exp(ps[gi * SL_MAX + i] - m);
-            ps[gi * SL_MAX + i] = w;
-            l += w;
-        }
-        l = subgroupAdd(l);
-        if (lane == 0u) {
-            ml[2u * gi] = m;
-            ml[2u * gi + 1u] = l;
-            // One slice: the output is acc / l (l > 0: the slice holds at least the query's
-            // own position), read after the barriers below.
-            ml[16u + gi] = l > 0.0 ? 1.0 / l : 0.0;
-        }
-    }
+    slice_softmax(n, tid);
     barrier();
 
     // Values, as the keys: invocation (slot, part_lane) sums its keys' 8-dimension vectors for

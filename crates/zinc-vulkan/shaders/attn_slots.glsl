@@ -7,10 +7,12 @@
 // and stored: into qs with one slice (`direct`), else into the slice's partials. Every
 // invocation runs it (it holds barriers).
 // In scope: acc, c, part_lane, sg, nsg, sg_slots, sg_first, tid, t, h0, sp, nsplit.
-[[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
-    if (gi < G) {
-        [[unroll]] for (uint e = 0u; e < 8u; e++) {
-            for (uint st = LPK; st < LPK * sg_slots; st <<= 1) {
+// (The shuffles' loop outside the unrolled ones: inside them, at several heads a workgroup, the
+// H100's driver indexed acc at run time and kept it in local memory, 256 bytes an invocation.)
+for (uint st = LPK; st < LPK * sg_slots; st <<= 1) {
+    [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+        if (gi < G) {
+            [[unroll]] for (uint e = 0u; e < 8u; e++) {
                 acc[gi][e] += subgroupShuffleXor(acc[gi][e], st);
             }
         }

@@ -243,6 +243,8 @@ struct AttnDecPlan {
     wg: u32,
     /// Keys and values in one pass (`attn_dec.comp`'s ONE_PASS).
     one: bool,
+    /// Each key read once for all of the workgroup's heads (`attn_dec.comp`'s KROWS).
+    rows: bool,
 }
 
 /// What attn_dec.comp's PREP needs beyond the attention: the raw keys and values of the row,
@@ -3081,6 +3083,14 @@ impl VulkanBackend {
         let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
         let divisors = (1..=g.min(8)).filter(|d| g.is_multiple_of(*d));
         let direct = keys <= self.tune.attn_direct;
+        // Split slices with each key read once for several of a KV head's query heads
+        // (`VulkanOptions::attn_rows`), where an invocation holds 8 dimensions in the value pass
+        // and 4 of a key's 16-byte pieces in the score pass.
+        let rows = !direct
+            && self.tune.attn_rows > 0
+            && lpk * 8 == hd
+            && lpk >= 4
+            && self.tune.attn_ablate == 0;
         let (split_len, heads) = if direct {
             // One slice; the fewest heads a workgroup whose outputs make whole blocks of the
             // quantization (one, unquantized — the out-projection quantizes its input itself —
@@ -3099,10 +3109,12 @@ impl VulkanBackend {
                 .div_ceil(self.tune.attn_slices)
                 .next_multiple_of(16)
                 .clamp(32, 1024);
-            let heads = divisors
-                .filter(|d| *d <= self.tune.attn_heads)
-                .max()
-                .unwrap_or(1);
+            let most = if rows {
+                self.tune.attn_rows
+            } else {
+                self.tune.attn_heads
+            };
+            let heads = divisors.filter(|d| *d <= most).max().unwrap_or(1);
             (split_len, heads)
         };
         // qs, ps, red, ml, is_last, wexp, quant8.glsl's four arrays of WG words and PREP's.
@@ -3126,14 +3138,16 @@ impl VulkanBackend {
         };
         // Keys and values in one pass (`VulkanOptions::attn_one_pass`; by default over every
         // slice) where an invocation holds 8 dimensions of a head.
-        let one =
-            self.tune.attn_one_pass.unwrap_or(true) && lpk * 8 == hd && self.tune.attn_ablate == 0;
+        let one = !rows
+            && self.tune.attn_one_pass.unwrap_or(true)
+            && lpk * 8 == hd
+            && self.tune.attn_ablate == 0;
         // The workgroup: as given, else 256 invocations for one slice of one head a workgroup
         // and, in two passes, for slices of 256 keys or more where they fit (more of a slice's
         // keys in flight), 128 otherwise: one slice of several heads a workgroup measured faster
         // at 128 on the H200, and one pass over split slices (78 registers: at 256 a long
         // context's 512 workgroups no longer fit the GPU at once) on the H100.
-        let wide = ((direct && heads == 1) || (split_len >= 256 && !one))
+        let wide = ((direct && heads == 1) || (split_len >= 256 && !one) || rows)
             && self.ctx.info.max_workgroup >= 256
             && fits(256);
         let wg = self.tune.attn_wg.unwrap_or(if wide { 256 } else { 128 });
@@ -3147,6 +3161,7 @@ impl VulkanBackend {
             direct,
             wg,
             one,
+            rows,
         })
     }
 
@@ -3290,6 +3305,7 @@ impl VulkanBackend {
             direct,
             wg,
             one,
+            rows,
         } = plan;
         let nsplit = keys.div_ceil(split_len);
         let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
@@ -3349,11 +3365,17 @@ impl VulkanBackend {
         ];
         // Keys and values in one pass or two (the plan's). (The label's first word is the
         // two-pass form's, so `skip_kernels` and the ablation name both alike.)
-        let (shader, label) = match (prep, one) {
-            (Some(_), false) => ("attn_dec_prep", "attn_prep"),
-            (Some(_), true) => ("attn_dec_prep_one", "attn_prep one-pass"),
-            (None, false) => ("attn_dec", "attn_dec"),
-            (None, true) => ("attn_dec_one", "attn_dec one-pass"),
+        // Each key read once: 2 keys an invocation a pass where U is 2, else 4 (KROWS).
+        let two = self.tune.attn_ahead == 2;
+        let (shader, label) = match (prep, one, rows) {
+            (Some(_), _, true) if two => ("attn_dec_prep_rows2", "attn_prep rows"),
+            (Some(_), _, true) => ("attn_dec_prep_rows", "attn_prep rows"),
+            (None, _, true) if two => ("attn_dec_rows2", "attn_dec rows"),
+            (None, _, true) => ("attn_dec_rows", "attn_dec rows"),
+            (Some(_), false, false) => ("attn_dec_prep", "attn_prep"),
+            (Some(_), true, false) => ("attn_dec_prep_one", "attn_prep one-pass"),
+            (None, false, false) => ("attn_dec", "attn_dec"),
+            (None, true, false) => ("attn_dec_one", "attn_dec one-pass"),
         };
         self.run_labeled(shader, label, spec, g, pc, None, false);
         self.sync_recorded(sync, qa, true);

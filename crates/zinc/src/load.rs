@@ -257,6 +257,11 @@ pub struct ModelArgs {
     /// (kernel comparisons; default: over every slice).
     #[arg(long, hide = true)]
     pub vk_attn_one_pass: Option<bool>,
+    /// Vulkan decode attention over split slices: each key read once for this many of its KV
+    /// head's query heads (1, 2, 4 or 8), by invocations holding whole pieces of it (kernel
+    /// comparisons; default: off).
+    #[arg(long, hide = true)]
+    pub vk_attn_rows: Option<u32>,
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
@@ -393,6 +398,9 @@ pub struct ModelArgsLite {
     /// Vulkan decode attention: keys and values in one pass (kernel checks).
     #[arg(long, hide = true)]
     pub vk_attn_one_pass: Option<bool>,
+    /// Vulkan decode attention: each key read once for this many query heads (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_attn_rows: Option<u32>,
     /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (kernel checks).
     #[arg(long, hide = true)]
     pub vk_prep_rows: Option<bool>,
@@ -481,6 +489,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_clock: false,
         vk_attn_merge: a.vk_attn_merge,
         vk_attn_one_pass: a.vk_attn_one_pass,
+        vk_attn_rows: a.vk_attn_rows,
         vk_cpu_attention: None,
         vk_skip: a.vk_skip.clone(),
         vk_coopmat_tile: a.vk_coopmat_tile,
@@ -596,6 +605,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         clock: args.vk_clock,
         attn_merge: args.vk_attn_merge,
         attn_one_pass: args.vk_attn_one_pass,
+        attn_rows: args.vk_attn_rows,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
         coopmat_tm: args.vk_coopmat_tm,

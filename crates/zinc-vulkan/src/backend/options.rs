@@ -129,6 +129,14 @@ pub struct VulkanOptions {
     /// 257.49 / 254.68 / 258.19 / 257.19 / 255.73; after 1,024: 279.15 / 279.95 against
     /// 273.72 / 275.00.)
     pub attn_one_pass: Option<bool>,
+    /// Decode attention over split slices with each key read once for this many of its KV
+    /// head's query heads together (1, 2, 4 or 8; a larger value than a model's heads per KV
+    /// head takes all of them): `attn_dec.comp`'s KROWS, a key's score made by a few
+    /// invocations that hold whole 16-byte pieces of it, where an invocation holds 8 of a
+    /// head's dimensions in the value pass and heads are at least 32 wide; 2 keys an
+    /// invocation a pass at `attn_ahead` 2, else 4. Kernel tuning. `None`: off (split slices
+    /// take the one-pass form of one query head a workgroup).
+    pub attn_rows: Option<u32>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
     pub prompt_threads_per_row: Option<u32>,
@@ -542,6 +550,8 @@ pub(super) struct Tuning {
     pub(super) attn_merge: bool,
     /// See [`VulkanOptions::attn_one_pass`] (`None`: every slice).
     pub(super) attn_one_pass: Option<bool>,
+    /// See [`VulkanOptions::attn_rows`] (0: off).
+    pub(super) attn_rows: usize,
     /// See [`VulkanOptions::attn_wg`] (`None`: by the plan: one slice of one head a workgroup,
     /// or in two passes the slice's length).
     pub(super) attn_wg: Option<u32>,
@@ -892,6 +902,16 @@ impl Tuning {
             |h| matches!(h, 1 | 2 | 4 | 8),
             |h| format!("decode attention heads a workgroup {h} (1, 2, 4 or 8)"),
         )? as usize;
+        let attn_rows = checked(
+            opts.attn_rows,
+            0,
+            |h| matches!(h, 1 | 2 | 4 | 8),
+            |h| {
+                format!(
+                    "decode attention heads a workgroup reading each key once {h} (1, 2, 4 or 8)"
+                )
+            },
+        )? as usize;
         let attn_direct = checked(
             opts.attn_direct,
             128,
@@ -1023,6 +1043,7 @@ impl Tuning {
             f16_budget,
             attn_merge: opts.attn_merge.unwrap_or(false),
             attn_one_pass: opts.attn_one_pass,
+            attn_rows,
             attn_wg,
             attn_ahead,
             attn_ablate: opts.attn_ablate,
@@ -1113,13 +1134,16 @@ mod tests {
         assert_eq!(gpu.matvec_tokens, 8);
         assert_eq!((gpu.moe_lanes, gpu.moe_wg), ([MOE_GATE_UP_LANES, 0], None));
         assert_eq!((gpu.moe_passes, gpu.attn_one_pass), (None, None));
+        assert_eq!(gpu.attn_rows, 0);
         let given = VulkanOptions {
             moe_passes: Some((2, 4)),
             attn_one_pass: Some(true),
+            attn_rows: Some(4),
             ..Default::default()
         };
         let t = Tuning::resolve(&given, &device(crate::DeviceKind::Discrete, 140)).unwrap();
         assert_eq!((t.moe_passes, t.attn_one_pass), (Some([2, 4]), Some(true)));
+        assert_eq!(t.attn_rows, 4);
         // The activation in the gate/up tail; MoE experts shaped as dense weights.
         assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
         assert!(gpu.glu_rows && gpu.glu_rows_nr == [4, 1] && gpu.fuse_prep);

@@ -76,6 +76,9 @@ pub fn conforms(
         // at lavapipe's subgroups of 8; wider heads keep two passes); the others take two passes
         // over every slice.
         attn_one_pass: Some(tpr == 8),
+        // Each key read once for all of a KV head's query heads over split slices in the
+        // GPU-style run (up to 8 a workgroup: then all four, whatever attn_heads says).
+        attn_rows: (tpr == 16).then_some(8),
         // Query heads a workgroup over split keys: 2 in the merging run, 4 in the last (five
         // heads in attn_dec_prep's norm loop: four queries and the key); the last also takes
         // up to 1,024 keys in one slice written directly. The runs with CPU-style attention
