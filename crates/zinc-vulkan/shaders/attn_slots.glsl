@@ -7,8 +7,12 @@
 // and stored: into qs with one slice (`direct`), else into the slice's partials. Every
 // invocation runs it (it holds barriers).
 // In scope: acc, c, part_lane, sg, nsg, sg_slots, sg_first, tid, t, h0, sp, nsplit.
-// (The shuffles' loop outside the unrolled ones: inside them, at several heads a workgroup, the
-// H100's driver indexed acc at run time and kept it in local memory, 256 bytes an invocation.)
+#ifdef KROWS
+// The shuffles' loop outside the unrolled ones (the same sums in the same order). With it inside
+// them, the H100's driver gave the rows form at four heads a workgroup 256 bytes of local memory
+// an invocation, gone when this file's sums were left out: a loop of run-time length inside the
+// unrolled ones indexes acc at run time. (This order is not yet measured on a GPU; the other
+// forms keep the order their GPU timings were taken with.)
 for (uint st = LPK; st < LPK * sg_slots; st <<= 1) {
     [[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
         if (gi < G) {
@@ -18,6 +22,17 @@ for (uint st = LPK; st < LPK * sg_slots; st <<= 1) {
         }
     }
 }
+#else
+[[unroll]] for (uint gi = 0u; gi < 8u; gi++) {
+    if (gi < G) {
+        [[unroll]] for (uint e = 0u; e < 8u; e++) {
+            for (uint st = LPK; st < LPK * sg_slots; st <<= 1) {
+                acc[gi][e] += subgroupShuffleXor(acc[gi][e], st);
+            }
+        }
+    }
+}
+#endif
 // The subgroups' sums, added in subgroup order: where a single pass of dimensions
 // leaves the scores read and their space holds every subgroup's sums, each subgroup
 // stores its own there and they are added at once (two barriers); else one after

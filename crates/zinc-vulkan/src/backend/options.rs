@@ -135,7 +135,10 @@ pub struct VulkanOptions {
     /// invocations that hold whole 16-byte pieces of it, where an invocation holds 8 of a
     /// head's dimensions in the value pass and heads are at least 32 wide; 2 keys an
     /// invocation a pass at `attn_ahead` 2, else 4. Kernel tuning. `None`: off (split slices
-    /// take the one-pass form of one query head a workgroup).
+    /// take the one-pass form of one query head a workgroup). (H100, session 43, Qwen3-8B tg64
+    /// after 4,096 tokens: earlier forms of it 236–249 tok/s at 4 heads and 2 keys an
+    /// invocation against 269–273 for the default, their kernels with 256 bytes of local
+    /// memory an invocation; this form, which should have none, is not yet measured.)
     pub attn_rows: Option<u32>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
