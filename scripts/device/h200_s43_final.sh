@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Run with the option as a switch, `--vk-attn-rows true`: all heads a workgroup, as 8 is now.)
 # Session 43, last call (carry .gl, .dev, .lbin; ~6 min): the rows form's variants by the
 # driver's counts and tg64 after 4,096 tokens (ZX selects a temporary build variant: a = the
 # first pass's keys not loaded before the prep, b = the slots' sums not met (timing only, the
@@ -12,12 +13,12 @@ build_llama > /dev/null
 wait_8b
 echo "[${SECONDS}s] 8B ready"
 for x in none a b c abc; do
-  echo "== $x: $(ZX=$x timeout 60 $Z bench --backend vulkan -m /tmp/q8b.gguf -p 0 -n 4 -r 1 -d 512 --vk-attn-rows true --vk-attn-ahead 2 --vk-pipeline-stats 2>&1 | grep -E "attn_dec" | head -1)"
+  echo "== $x: $(ZX=$x timeout 60 $Z bench --backend vulkan -m /tmp/q8b.gguf -p 0 -n 4 -r 1 -d 512 --vk-attn-rows 8 --vk-attn-ahead 2 --vk-pipeline-stats 2>&1 | grep -E "attn_dec" | head -1)"
 done
 D="-m /tmp/q8b.gguf -p 0 -n 64 -r 1 -d 4096"
 tps $Z $D
-for x in none a b c abc; do ZX=$x tps $Z $D --vk-attn-rows true --vk-attn-ahead 2; done
-for x in none abc; do ZH=2 ZX=$x tps $Z $D --vk-attn-rows true --vk-attn-ahead 2; done
+for x in none a b c abc; do ZX=$x tps $Z $D --vk-attn-rows 8 --vk-attn-ahead 2; done
+for x in none abc; do ZH=2 ZX=$x tps $Z $D --vk-attn-rows 8 --vk-attn-ahead 2; done
 tps $Z $D
 echo "[${SECONDS}s] rows done"
 wait_synth > /dev/null
