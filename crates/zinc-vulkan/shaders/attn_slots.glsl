@@ -1,5 +1,5 @@
 // attn_slots.glsl — attn_dec.comp's last step over a pass of 8 dimensions, included in its
-// main() by both forms (two passes and ONE_PASS), so both sum and store alike: each invocation's
+// main() by all its forms (two passes, ONE_PASS and KROWS), so they sum and store alike: each invocation's
 // value sums acc[gi][0..7] (dimensions part_lane·DPL + 8c + 0..7 of head gi) are added across
 // the key slots, first within a subgroup (shuffles), then across subgroups in subgroup order —
 // at once through ps where a single pass of dimensions leaves ps free and it holds every

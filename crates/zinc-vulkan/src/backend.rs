@@ -3062,6 +3062,19 @@ impl VulkanBackend {
         block: Option<usize>,
         prep: bool,
     ) -> Option<AttnDecPlan> {
+        self.attn_dec_plan_with(p, keys, block, prep, self.tune.attn_rows)
+    }
+
+    /// `attn_dec_plan` with each key read once for up to `rows` query heads where it applies
+    /// (0: never); a rows plan that does not fit the device is planned again without.
+    fn attn_dec_plan_with(
+        &self,
+        p: &AttnParams,
+        keys: usize,
+        block: Option<usize>,
+        prep: bool,
+        rows_heads: usize,
+    ) -> Option<AttnDecPlan> {
         let hd = p.head_dim;
         let subgroups = self.tune.shuffle && self.ctx.info.subgroup_arithmetic;
         if !subgroups || p.n_head_kv == 0 || !p.n_head.is_multiple_of(p.n_head_kv) {
@@ -3086,11 +3099,8 @@ impl VulkanBackend {
         // Split slices with each key read once for several of a KV head's query heads
         // (`VulkanOptions::attn_rows`), where an invocation holds 8 dimensions in the value pass
         // and 4 of a key's 16-byte pieces in the score pass.
-        let rows = !direct
-            && self.tune.attn_rows > 0
-            && lpk * 8 == hd
-            && lpk >= 4
-            && self.tune.attn_ablate == 0;
+        let rows =
+            !direct && rows_heads > 0 && lpk * 8 == hd && lpk >= 4 && self.tune.attn_ablate == 0;
         let (split_len, heads) = if direct {
             // One slice; the fewest heads a workgroup whose outputs make whole blocks of the
             // quantization (one, unquantized — the out-projection quantizes its input itself —
@@ -3110,7 +3120,7 @@ impl VulkanBackend {
                 .next_multiple_of(16)
                 .clamp(32, 1024);
             let most = if rows {
-                self.tune.attn_rows
+                rows_heads
             } else {
                 self.tune.attn_heads
             };
@@ -3152,7 +3162,10 @@ impl VulkanBackend {
             && fits(256);
         let wg = self.tune.attn_wg.unwrap_or(if wide { 256 } else { 128 });
         if keys.div_ceil(split_len) > MAX_SPLITS || split_len > 1024 || !fits(wg) {
-            return None;
+            return match rows {
+                true => self.attn_dec_plan_with(p, keys, block, prep, 0),
+                false => None,
+            };
         }
         Some(AttnDecPlan {
             lpk,

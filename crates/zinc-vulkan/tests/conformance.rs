@@ -20,7 +20,8 @@ use common::{conforms, GPU_STYLE};
 /// The last runs the generic decode mat-vec with 4 rows per group of 8 lanes (rows past a matrix's end
 /// inside a group). The GPU-style run also takes a prompt's q/k prep a subgroup a head
 /// (`prep_rows`, qk_prep_rows.comp); a second float run, with the GPUs' attention, rounds the
-/// activations with act_quant.comp's block maxima by subgroup shuffles (`act_quant_sg`).
+/// activations with act_quant.comp's block maxima by subgroup shuffles (`act_quant_sg`) and
+/// reads each key of split slices once for all of its KV head's query heads (`attn_rows`).
 #[test]
 fn vulkan_backend_conforms_without_validation_errors() {
     for (tpr, int_dot, cpu_attention, decode, kquant, pieces) in [

@@ -1478,19 +1478,20 @@ fn decode_attention_in_one_pass_follows_two() {
 /// Decode attention with each key read once for several of a KV head's query heads
 /// (`VulkanOptions::attn_rows`: a key's score by two invocations holding 4 of its 16-byte
 /// pieces each at these 64-wide heads, its values by slots of 8 invocations): a synthetic Qwen3
-/// (8 query heads of 64 over 2 KV heads; workgroups of 128 loading 2 keys ahead, so a pass
-/// takes 128 keys) after a prompt of 200 tokens in 7 slices of all 4 heads a workgroup merged
-/// by `attn_combine`, in one slice of 208 keys of 2 heads a workgroup (two passes: the
-/// second's keys and values loaded in the loop), and of 240 in two slices of 4 heads merged
-/// in place (`attn_merge`), decodes within 3% of the RMS of the one-pass form's logits at
-/// every step and within 5% of the CPU's; the profile shows the rows kernel ran and the
-/// one-pass one not.
+/// (8 query heads of 64 over 2 KV heads) after a prompt of 200 tokens in 7 slices of all 4
+/// heads a workgroup merged by `attn_combine`, in one slice of 208 keys of 2 heads a workgroup
+/// (two passes of 128 keys: the second's keys and values loaded in the loop), and of 240 in two
+/// slices of 4 heads merged in place (`attn_merge`), decodes within 3% of the RMS of the one-pass form's logits at
+/// every step, with the same bits at half the steps or more, and within 5% of the CPU's; the
+/// profile shows the rows kernel ran and the one-pass one not. The first prompt's workgroups
+/// are the plan's own (256 invocations) at 4 keys an invocation (`attn_dec_prep_rows`), the
+/// others 128 at 2 (`attn_dec_prep_rows2`).
 #[test]
 fn decode_attention_by_key_rows_follows_one_pass() {
     let (dir, file) = x32_model("attn-rows", GgmlType::Q4_K);
     let cpu = engine(CpuBackend::new(), &file);
     let cont: Vec<u32> = (0..6).map(|i| (i * 67 + 13) % 1024).collect();
-    let gpu = |rows: Option<u32>, slices: Option<u32>, merge: bool| {
+    let gpu = |rows: Option<u32>, slices: Option<u32>, merge: bool, shape: (u32, Option<u32>)| {
         validated(
             VulkanOptions {
                 threads_per_row: Some(16),
@@ -1499,21 +1500,24 @@ fn decode_attention_by_key_rows_follows_one_pass() {
                 attn_rows: rows,
                 attn_slices: slices,
                 attn_merge: Some(merge),
-                attn_wg: Some(128),
-                attn_ahead: Some(2),
+                attn_ahead: Some(shape.0),
+                attn_wg: shape.1,
                 profile: true,
                 ..Default::default()
             },
             &file,
         )
     };
-    for (prompt_len, slices, merge, heads) in [
-        (200u32, None, false, 4),
-        (200, Some(1), false, 2),
-        (240, Some(2), true, 4),
+    let (mut same, mut steps) = (0, 0);
+    // (prompt, slices, merged in place, heads a workgroup, (keys ahead, workgroup))
+    for (prompt_len, slices, merge, heads, shape) in [
+        (200u32, None, false, 4, (4, None)),
+        (200, Some(1), false, 2, (2, Some(128))),
+        (240, Some(2), true, 4, (2, Some(128))),
     ] {
         let prompt: Vec<u32> = (0..prompt_len).map(|i| (i * 37 + 11) % 1024).collect();
-        let (rows, one) = (gpu(Some(heads), slices, merge), gpu(None, slices, merge));
+        let rows = gpu(Some(heads), slices, merge, shape);
+        let one = gpu(None, slices, merge, shape);
         let l_rows = forced(&rows, &prompt, &cont);
         let l_one = forced(&one, &prompt, &cont);
         let ran = kernels_run(&rows);
@@ -1528,8 +1532,17 @@ fn decode_attention_by_key_rows_follows_one_pass() {
                 "prompt {prompt_len}, slices {slices:?}, merge {merge}, {heads} heads, step {i}"
             );
             near_form_and_cpu(&at, a, (b, "one-pass"), c);
+            same += usize::from(a == b);
+            steps += 1;
         }
     }
+    // The two forms round their sums in other orders, which the output's 8-bit quantization for
+    // the out-projection mostly absorbs (on lavapipe 13 of these 15 steps give the same bits;
+    // the other two 0.9% and 1.5% of the RMS apart, after one rounding flipped).
+    assert!(
+        2 * same >= steps,
+        "{same} of {steps} steps gave the one-pass form's bits"
+    );
     assert_eq!(
         zinc_vulkan::validation_errors(),
         0,

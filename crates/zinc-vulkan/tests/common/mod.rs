@@ -76,9 +76,11 @@ pub fn conforms(
         // at lavapipe's subgroups of 8; wider heads keep two passes); the others take two passes
         // over every slice.
         attn_one_pass: Some(tpr == 8),
-        // Each key read once for all of a KV head's query heads over split slices in the
-        // GPU-style run (up to 8 a workgroup: then all four, whatever attn_heads says).
-        attn_rows: (tpr == 16).then_some(8),
+        // Each key read once for all of a KV head's query heads over split slices (up to 8 a
+        // workgroup) in the float run with the GPUs' attention: its workgroups of 256
+        // (attn_slots.glsl's sums one subgroup after another at lavapipe's subgroups) and 2
+        // keys an invocation (`attn_dec_*rows2`).
+        attn_rows: (tpr == 64 && !cpu_attention).then_some(8),
         // Query heads a workgroup over split keys: 2 in the merging run, 4 in the last (five
         // heads in attn_dec_prep's norm loop: four queries and the key); the last also takes
         // up to 1,024 keys in one slice written directly. The runs with CPU-style attention
