@@ -34,18 +34,17 @@
 // HD = 8·LPK only (an invocation's 8 dimensions), which the host checks; the same partials and
 // output as the two passes, rounded in another order.
 // attn_dec_rows, attn_dec_prep_rows (this file compiled with KROWS, and with PREP_ON too; split
-// slices of G of a KV head's query heads (`VulkanOptions::attn_rows`), HD = 8·LPK with LPK ≥ 4, which the host checks): each
-// key read once for the workgroup's heads, by invocations that hold whole pieces of it rather
-// than a slice of every key. Scores: TPK = LPK / 4 neighbouring invocations share a key, each
-// taking 4 of its 16-byte pieces (32 dimensions) and dotting them with every head's query; KU
-// keys an invocation (the define's value: 2 or 4, the variant the host picks by U), so a pass
-// of the workgroup takes RK = (WG / TPK)·KU keys, their loads issued before the math; the
-// partial dots meet by log2(TPK) shuffles. Softmax as the two passes'. Values: invocation
-// (slot, part_lane) takes piece part_lane of 4·KU keys (the same RK keys a pass), the first
-// pass's loads issued before the softmax; the slots meet as in the other forms
-// (attn_slots.glsl). The same partials and output as the two passes, the scores' sums rounded
-// in another order. (Loading the first pass's keys before the prep measured no faster on the
-// H100.)
+// slices of G of a KV head's query heads, `VulkanOptions::attn_rows`; HD = 8·LPK with LPK ≥ 4,
+// which the host checks): each key read once for the workgroup's heads, by invocations that hold
+// whole pieces of it rather than a slice of every key. Scores: TPK = LPK / 4 neighbouring
+// invocations share a key, each taking 4 of its 16-byte pieces (32 dimensions) and dotting them
+// with every head's query; KU keys an invocation (the define's value: 2 or 4, the variant the host
+// picks by U), so a pass of the workgroup takes RK = (WG / TPK)·KU keys, their loads issued before
+// the math; the partial dots meet by log2(TPK) shuffles. Softmax as the two passes'. Values:
+// invocation (slot, part_lane) takes piece part_lane of 4·KU keys (the same RK keys a pass), the
+// first pass's loads issued before the softmax; the slots meet as in the other forms
+// (attn_slots.glsl). The same partials and output as the two passes, the scores' sums rounded in
+// another order. (Loading the first pass's keys before the prep measured no faster on the H100.)
 // attn_dec_prep (this file compiled with PREP_ON; a decode step of one row): qk_prep.comp's work
 // done here — `q` holds the raw queries, and every workgroup normalizes and rotates its own G
 // heads; where its slice holds the row's own position, it also makes the KV head's new key and
@@ -119,9 +118,8 @@ layout(constant_id = 5) const uint UX = 4;
 const uint U = UX & 15u;
 const uint ABL = (UX >> 8) & 255u;
 #ifdef KROWS
-// KROWS's keys an invocation a pass: the define's literal, not U (a specialization constant),
-// so that the arrays of loads and the loops over them have literal sizes (sized by U, the
-// H100's driver gave the kernel 256 bytes of local memory a thread).
+// KROWS's keys an invocation a pass: the define's value (2 or 4), so that the arrays of loads
+// and the loops over them have literal sizes.
 const uint KU = KROWS;
 const uint TPK = LPK / 4u;       // invocations a key in the score pass (4 pieces each)
 const uint RK = (WG / TPK) * KU; // keys a pass, in both the score and the value pass
@@ -305,8 +303,7 @@ void slice_softmax(uint n, uint tid) {
 
 #ifdef KROWS
 // KROWS's score loads into wk: pieces r + TPK·i (i < 4) of keys j0 + kslot + (WG / TPK)·u
-// (u < KU) of KV head kvh, zeros from `end` on. (Macros: an array sized by specialization
-// constants cannot be a function's parameter.)
+// (u < KU) of KV head kvh, zeros from `end` on. (Macros: they read main's locals.)
 #define ROWS_KEYS(j0, end)                                                                  \
     [[unroll]] for (uint u = 0u; u < KU; u++) {                                              \
         uint j = (j0) + kslot + u * (WG / TPK);                                             \
@@ -394,8 +391,9 @@ void main() {
             }
         }
 #endif
-        // (Vector arithmetic keeps every loop nest short enough for the driver to unroll:
-        // with a scalar loop over each piece's 8 halves the arrays went to local memory.)
+        // Vector arithmetic, every loop nest short (on the H100 a scalar loop over each piece's
+        // 8 halves measured slower: 4 heads at 2 keys an invocation, ~201 against ~237 tok/s
+        // after 4,096 tokens).
         float s[KU][8];
         [[unroll]] for (uint u = 0u; u < KU; u++) {
             [[unroll]] for (uint gi = 0u; gi < G; gi++) {
