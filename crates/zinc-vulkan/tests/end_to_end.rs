@@ -1537,8 +1537,8 @@ fn decode_attention_by_key_rows_follows_one_pass() {
         }
     }
     // The two forms round their sums in other orders, which the output's 8-bit quantization for
-    // the out-projection mostly absorbs (on lavapipe 13 of these 15 steps give the same bits;
-    // the other two 0.9% and 1.5% of the RMS apart, after one rounding flipped).
+    // the out-projection mostly absorbs (on lavapipe 11 of these 15 steps give the same bits;
+    // of the rest two are 1e-7 of the RMS apart, two 0.9% and 1.5% after a rounding flipped).
     assert!(
         2 * same >= steps,
         "{same} of {steps} steps gave the one-pass form's bits"
