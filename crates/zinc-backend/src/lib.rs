@@ -100,6 +100,9 @@ pub struct ClockStage {
     pub wg_median: f64,
     pub wg_max: f64,
     pub cycles_median: f64,
+    /// When nine in ten of the workgroups had ended, ns from the first one's start: against
+    /// the span (`last_end − first_start`), how long the stage's last tenth straggles.
+    pub end90: f64,
     /// Where the kernel marks its progress (the Vulkan shaders' CLK_MARK), the median ns from
     /// a workgroup's start to each mark; 0 for a mark none reached.
     pub marks: [f64; CLOCK_MARKS],

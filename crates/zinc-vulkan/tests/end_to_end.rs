@@ -1649,7 +1649,8 @@ fn the_kernels_clock_places_every_workgroup_in_its_stage() {
                 assert!(
                     (cpu || st.first_start >= end)
                         && st.last_start >= st.first_start
-                        && st.wg_max >= st.wg_median,
+                        && st.wg_max >= st.wg_median
+                        && (0.0..=st.last_end - st.first_start).contains(&st.end90),
                     "{at}: {st:?} after a stage that ended at {end}"
                 );
                 end = st.last_end;

@@ -69,6 +69,7 @@ struct ClockStageOut<'a> {
     wg_median: f64,
     wg_max: f64,
     cycles_median: f64,
+    end90: f64,
     marks: [f64; zinc_backend::CLOCK_MARKS],
 }
 
@@ -571,6 +572,7 @@ fn bench_with<B: Backend>(
                                 wg_median: s.wg_median,
                                 wg_max: s.wg_max,
                                 cycles_median: s.cycles_median,
+                                end90: s.end90,
                                 marks: s.marks,
                             })
                             .collect()

@@ -16,6 +16,7 @@ struct Totals {
     gap: f64,
     launch: f64,
     span: f64,
+    end90: f64,
     wg_median: f64,
     wg_max: f64,
     /// The marks' sums (ns from a workgroup's start) and the stages that had each.
@@ -60,6 +61,7 @@ pub fn table(steps: &[ClockStep], name: &str) -> String {
             t.gap += gap;
             t.launch += st.last_start - st.first_start;
             t.span += span;
+            t.end90 += st.end90;
             t.wg_median += st.wg_median;
             t.wg_max += st.wg_max;
             for (m, &v) in t.marks.iter_mut().zip(&st.marks) {
@@ -113,12 +115,13 @@ pub fn table(steps: &[ClockStep], name: &str) -> String {
     );
     let _ = writeln!(
         out,
-        "| stage | a token | gap before, µs | workgroups starting, µs | span, µs | workgroup \
-         median, µs | workgroup max, µs | share of the step | marks, µs into a workgroup |"
+        "| stage | a token | gap before, µs | workgroups starting, µs | span, µs | 90% ended, \
+         µs | workgroup median, µs | workgroup max, µs | share of the step | marks, µs into a \
+         workgroup |"
     );
     let _ = writeln!(
         out,
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
     );
     let mut rows: Vec<(&str, Totals)> = by.into_iter().collect();
     rows.sort_by(|a, b| {
@@ -130,11 +133,12 @@ pub fn table(steps: &[ClockStep], name: &str) -> String {
         let c = t.calls as f64;
         let _ = writeln!(
             out,
-            "| {label} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}% | {} |",
+            "| {label} | {:.1} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.1}% | {} |",
             c / n,
             t.gap / 1e3 / c,
             t.launch / 1e3 / c,
             t.span / 1e3 / c,
+            t.end90 / 1e3 / c,
             t.wg_median / 1e3 / c,
             t.wg_max / 1e3 / c,
             share(t.gap + t.span),
@@ -164,6 +168,7 @@ mod tests {
             wg_max: wg,
             expected: groups,
             cycles_median: 0.0,
+            end90: (t[2] - t[0]) / 2.0,
             marks: [wg / 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
         }
     }
@@ -202,18 +207,18 @@ mod tests {
         assert!(lines[0]
             .contains("1 stages a token unclocked, their time in the gap after them (copy)"));
         // Costliest first: q (1 + 9 µs on average) and o (2 + 8) tie, and keep the step's
-        // order; then the norm.
+        // order; then the norm. (Each stage's nine tenths ended halfway through its span here.)
         assert_eq!(
             lines[3],
-            "| q | 1.0 | 1.00 | 1.00 | 9.00 | 5.00 | 5.00 | 45.5% | 0: 2.50 |"
+            "| q | 1.0 | 1.00 | 1.00 | 9.00 | 4.50 | 5.00 | 5.00 | 45.5% | 0: 2.50 |"
         );
         assert_eq!(
             lines[4],
-            "| o | 1.0 | 2.00 | 0.50 | 8.00 | 6.00 | 6.00 | 45.5% | 0: 3.00 |"
+            "| o | 1.0 | 2.00 | 0.50 | 8.00 | 4.00 | 6.00 | 6.00 | 45.5% | 0: 3.00 |"
         );
         assert_eq!(
             lines[5],
-            "| norm | 1.0 | 0.00 | 0.10 | 2.00 | 1.50 | 1.50 | 9.1% | 0: 0.75 |"
+            "| norm | 1.0 | 0.00 | 0.10 | 2.00 | 1.00 | 1.50 | 1.50 | 9.1% | 0: 0.75 |"
         );
     }
 }

@@ -110,6 +110,9 @@ pub(super) fn place(log: &[ClockDispatch], mut recs: Vec<Record>, counted: u64) 
                 .collect();
             st.wg_max = dur.iter().copied().fold(0.0, f64::max);
             st.wg_median = median(&mut dur);
+            let mut ends: Vec<f64> = mine.iter().map(|r| ns(r.end)).collect();
+            ends.sort_by(f64::total_cmp);
+            st.end90 = ends[(ends.len() * 9).div_ceil(10).max(1) - 1] - st.first_start;
             let mut cyc: Vec<f64> = mine.iter().map(|r| r.cycles as f64).collect();
             st.cycles_median = median(&mut cyc);
             // Each mark in ns from the workgroup's start, by the record's own ratio of its
@@ -215,9 +218,19 @@ mod tests {
         let c = &s.stages[2];
         assert_eq!((c.label.as_str(), c.groups), ("o", 2));
         assert_eq!((c.first_start, c.last_end), (4000.0, 5500.0));
+        // Nine in ten of stage a's three workgroups: all three (ends 2,000, 1,500, 1,000 ns
+        // after its first start).
+        assert_eq!(a.end90, 2000.0);
         // A record of another kernel in a stage counts as misplaced.
         let s = place(&log, vec![rec(3, 0, 1); 5], 5);
         assert_eq!(s.misplaced, 5);
+        // Ten workgroups ending 1 to 10 µs after the first start, the last a straggler at 30:
+        // nine in ten ended by the ninth's end.
+        let one = [cmd("down", 10, Some(1), 0)];
+        let mut recs: Vec<Record> = (1..10).map(|i| rec(1, 0, i * 1000)).collect();
+        recs.push(rec(1, 0, 30_000));
+        let d = &place(&one, recs, 10).stages[0];
+        assert_eq!((d.end90, d.last_end), (9000.0, 30_000.0));
         // Fewer records than dispatched: the stages take what there is.
         let s = place(&log, vec![rec(1, 0, 1)], 9);
         assert_eq!(
