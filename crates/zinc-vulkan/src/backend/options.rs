@@ -1172,7 +1172,8 @@ mod tests {
             let e = Tuning::resolve(&given, &device(crate::DeviceKind::Discrete, 140));
             assert!(
                 matches!(&e, Err(VulkanError::BadOption(m)) if m.contains(&format!("{bad}%"))),
-                "{bad}: {e:?}"
+                "{bad}: {:?}",
+                e.err()
             );
         }
         // The activation in the gate/up tail; MoE experts shaped as dense weights.
