@@ -97,19 +97,9 @@
 //   the products read it from there. A FUSE dispatch of MOE 0 whose `row0` is not 0 is itself
 //   such a producer: the last workgroup of each block signals (slot at `scale`, epoch `row0`)
 //   once the block's pieces of the next norm are stored.
-//   Bit 7, STEAL (MOE 0, one token, alone or with GROWS or X32; not with FUSE, GLU, RS, WAIT
-//   or TWO): the dispatch launches G0 ≤ G workgroups (G0 ≤ 65535) for its G chunks of rows (a
-//   workgroup's rows each). Workgroup i takes chunk i, then further chunks G0 + v from the
-//   counter at `cnt` (v = its atomicAdd's old value, issued before the chunk it is working on,
-//   so that its latency hides behind that chunk) until v ≥ G − G0: a workgroup that finishes
-//   sooner takes more, and the stage ends when the work does rather than with its slowest
-//   workgroup. Each of the G0 workgroups makes one grab past the end, so the counter's G
-//   grabs end at G − 1, and the one that gets G − 1 — the last grab in the counter's order —
-//   sets it back to 0 for the next dispatch that uses it. A chunk's arithmetic does not depend
-//   on which workgroup takes it: the same bits as without.
 // Dispatch: (ntok, min(G, 65535), ceil(G / 65535)) with G = ceil(nrows / (WG / LPR · NR))
 //   (under TWO the sum of both weights' G),
-//   with MOE 2 G = ceil(nrows / NR); under STEAL (1, G0, 1).
+//   with MOE 2 G = ceil(nrows / NR).
 
 #include "common.glsl"
 #include "dequant.glsl"
@@ -134,7 +124,6 @@ const bool GROWS = (NORM & 8u) != 0u;
 const bool X32 = (NORM & 16u) != 0u;
 const bool WAIT = (NORM & 32u) != 0u;
 const bool TWO = (NORM & 64u) != 0u;
-const bool STEAL = (NORM & 128u) != 0u;
 const uint HAS_WAIT = (NORM >> 5) & 1u;
 const uint WAIT_COLS = 4096u; // the widest input WAIT stages in shared memory
 const uint TOUCH_LOADS = 8u;
@@ -381,10 +370,10 @@ uvec2 k4_scale_min(uvec4 h, uint j) {
 #define AQ(i) (WAIT ? wait_q[(i) - xw0] : aq.v[i])
 #define SQ(i) (WAIT ? wait_s[(i) - xc0] : sq.v[i])
 
-// The workgroup's work on chunk wgi (its rows): the whole kernel but for STEAL's loop.
-void chunk(uint wgi) {
+void main() {
     uint tid = gl_LocalInvocationID.x;
     uint lane = tid % LPR;
+    uint wgi = gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u;
     // TWO: the workgroups past the first weight's take the second weight's rows.
     uint nrows = pc.nrows;
     Words wsrc = pc.w;
@@ -801,40 +790,5 @@ void chunk(uint wgi) {
     }
     if (GLU) {
         glu_block(t, wgi * (WG / LPR) * NR, (WG / LPR) * NR, tid);
-    }
-}
-
-shared uint steal_v; // STEAL: the grab's result, from invocation 0 to the workgroup
-
-void main() {
-    uint wgi = gl_WorkGroupID.y + gl_WorkGroupID.z * 65535u;
-    if (!STEAL) {
-        chunk(wgi);
-        return;
-    }
-    uint tid = gl_LocalInvocationID.x;
-    const uint RPW = (WG / LPR) * NR; // rows a chunk
-    uint total = (pc.nrows + RPW - 1u) / RPW;
-    uint launched = gl_NumWorkGroups.y;
-    Words c = pc.cnt;
-    while (true) { // uniform: wgi comes from shared memory
-        uint v = 0u;
-        if (tid == 0u) {
-            v = atomicAdd(c.v[0], 1u); // the next chunk, in flight through this one
-        }
-        chunk(wgi);
-        barrier(); // every invocation is done with the chunk's shared memory
-        if (tid == 0u) {
-            if (v + 1u == total) {
-                atomicExchange(c.v[0], 0u); // the dispatch's last grab
-            }
-            steal_v = v;
-        }
-        barrier();
-        v = steal_v;
-        if (v >= total - launched) {
-            return;
-        }
-        wgi = launched + v;
     }
 }

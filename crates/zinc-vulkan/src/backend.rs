@@ -424,14 +424,6 @@ const DEC_WAIT: u32 = 32;
 const DEC_X32: u32 = 16;
 const DEC_TWO: u32 = 64;
 
-/// matvec_dec.comp's NORM bit 7, STEAL (`VulkanOptions::steal`): workgroups take further chunks
-/// of rows from a counter, one of `STEAL_SLOTS` (each on a cache line of its own, 0 between
-/// dispatches; consecutive stealing dispatches take consecutive slots, so the few of one stage
-/// never share one).
-const DEC_STEAL: u32 = 128;
-const STEAL_SLOTS: u64 = 64;
-const STEAL_SLOT_BYTES: u64 = 128;
-
 /// A decode mat-vec on matvec_dec.comp held back (`Recorder::hold`) so that the next one of the
 /// same kernel and input may join it in one dispatch (TWO, `VulkanOptions::decode_two`): what
 /// the joined dispatch takes from it, and the recorder's `ops` just after it.
@@ -763,9 +755,6 @@ pub struct VulkanBackend {
     /// matvec_dec.comp's FUSE counters (`FUSE_COUNTERS` words, zero between dispatches), then
     /// matvec.comp's ROUTE counters (`ROUTE_COUNTERS`).
     fuse_count: Buffer,
-    /// matvec_dec.comp's STEAL counters (`STEAL_SLOTS`, zeroed once) and the next one's turn.
-    steal_count: Buffer,
-    steal_next: AtomicU64,
     /// sync.glsl's slots (`SYNC_SLOTS` of `SYNC_SLOT_WORDS` words, zeroed once) and the last
     /// epoch handed out; the producer recorded last with a signal.
     sync: Buffer,
@@ -1019,8 +1008,6 @@ impl VulkanBackend {
         rec.fill_zero(attn_count.buffer, attn_count.size)?;
         let fuse_count = ctx.buffer(4 * (FUSE_COUNTERS + ROUTE_COUNTERS) as u64, Memory::Device)?;
         rec.fill_zero(fuse_count.buffer, fuse_count.size)?;
-        let steal_count = ctx.buffer(STEAL_SLOTS * STEAL_SLOT_BYTES, Memory::Device)?;
-        rec.fill_zero(steal_count.buffer, steal_count.size)?;
         let sync = ctx.buffer(4 * SYNC_SLOTS * SYNC_SLOT_WORDS, Memory::Device)?;
         rec.fill_zero(sync.buffer, sync.size)?;
         rec.dry = opts.skip_kernels.iter().any(|n| n == DRY);
@@ -1040,8 +1027,6 @@ impl VulkanBackend {
             gelu_table,
             attn_count,
             fuse_count,
-            steal_count,
-            steal_next: AtomicU64::new(0),
             last_norm: Mutex::new(None),
             two: Mutex::new(None),
             rope_cache: Mutex::new(Vec::new()),

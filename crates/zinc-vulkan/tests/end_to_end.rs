@@ -856,63 +856,6 @@ fn q_and_k_in_one_dispatch_give_the_same_bits() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Decode mat-vecs whose workgroups take further chunks of rows from a counter
-/// (`VulkanOptions::steal`, matvec_dec.comp's STEAL: the out- and down-projections and the
-/// gate/up in one dispatch) give the same logits bit for bit as every chunk a workgroup of its
-/// own: a chunk's arithmetic is the same whichever workgroup takes it. At 13% of the chunks
-/// launched most rows come through the counter; over 20 steps the 64 counters are each used
-/// more than once, so one left non-zero by its dispatch would skip rows in the next.
-#[test]
-fn stealing_workgroups_give_the_same_bits() {
-    let dir = std::env::temp_dir().join(format!("zinc-steal-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let spec = small_qwen3(256, 1024);
-    let path = dir.join("qwen3-steal.gguf");
-    zinc_models::synth::write_synthetic(&spec, &path).expect("synthetic model");
-    let file = Arc::new(GgufModel::open(&path).expect("open"));
-    let prompt = [17u32, 300, 5, 911];
-    let cont: Vec<u32> = (0..21).map(|i| (i * 97 + 13) % 1024).collect();
-    let gpu = |steal: Option<u32>| {
-        validated(
-            VulkanOptions {
-                threads_per_row: Some(16),
-                cpu_attention: Some(false),
-                decode_kquant: Some((32, 1, 128)),
-                steal,
-                profile: true,
-                ..Default::default()
-            },
-            &file,
-        )
-    };
-    let off = gpu(None);
-    let l_off = forced(&off, &prompt, &cont);
-    for pct in [13, 50, 100] {
-        let on = gpu(Some(pct));
-        let l_on = forced(&on, &prompt, &cont);
-        for (i, (a, b)) in l_on.iter().zip(&l_off).enumerate() {
-            assert!(
-                a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                "{pct}%: step {i} differs with stealing workgroups"
-            );
-        }
-        // The gate and up in one dispatch (the form that steals): one a layer and evaluation
-        // (the prompt's and 20 steps', 2 layers), where apart they would take two.
-        assert_eq!(
-            kernel_calls(&on, |n| n == "matvec_dec_Q4_K 1024×256"),
-            2 * 21,
-            "{:?}",
-            kernels_run(&on)
-        );
-    }
-    assert_eq!(
-        zinc_vulkan::validation_errors(),
-        0,
-        "the validation layer reported errors (printed above)"
-    );
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
 /// An output head of 65,536 Q6_K rows on `matvec_dec.comp` at GPUs' shape (`decode_kquant`
 /// 32x1x128, which leaves heads two rows a group of lanes from `DEC_HEAD_ROWS` up, every other
 /// Q6_K weight one) and at one row (`decode_q6k` given): a synthetic Qwen3 with a 65,536-token

@@ -262,11 +262,6 @@ pub struct ModelArgs {
     /// comparisons; default: off).
     #[arg(long, hide = true)]
     pub vk_attn_rows: Option<u32>,
-    /// Vulkan decode mat-vecs (residual adds, gate/up, head): this percentage (1 to 100) of a
-    /// dispatch's chunks of rows launched as workgroups, which take the rest from a counter
-    /// as they finish (kernel comparisons; default: off).
-    #[arg(long, hide = true)]
-    pub vk_steal: Option<u32>,
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
@@ -406,9 +401,6 @@ pub struct ModelArgsLite {
     /// Vulkan decode attention: each key read once for this many query heads (kernel checks).
     #[arg(long, hide = true)]
     pub vk_attn_rows: Option<u32>,
-    /// Vulkan decode mat-vecs: this percentage of chunks launched (kernel checks).
-    #[arg(long, hide = true)]
-    pub vk_steal: Option<u32>,
     /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (kernel checks).
     #[arg(long, hide = true)]
     pub vk_prep_rows: Option<bool>,
@@ -498,7 +490,6 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_merge: a.vk_attn_merge,
         vk_attn_one_pass: a.vk_attn_one_pass,
         vk_attn_rows: a.vk_attn_rows,
-        vk_steal: a.vk_steal,
         vk_cpu_attention: None,
         vk_skip: a.vk_skip.clone(),
         vk_coopmat_tile: a.vk_coopmat_tile,
@@ -615,7 +606,6 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_merge: args.vk_attn_merge,
         attn_one_pass: args.vk_attn_one_pass,
         attn_rows: args.vk_attn_rows,
-        steal: args.vk_steal,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
         coopmat_tm: args.vk_coopmat_tm,

@@ -339,22 +339,6 @@ impl VulkanBackend {
             _ => [0; 4],
         }
     }
-    /// STEAL for a one-token decode mat-vec of `chunks` chunks of rows (`VulkanOptions::steal`):
-    /// its counter's address and the workgroups to launch; `None` (every chunk a workgroup of
-    /// its own) where the option is off or the chunks are too few or too many for one grid row.
-    pub(super) fn steal_plan(&self, chunks: usize) -> Option<(u64, u32)> {
-        let pct = self.tune.steal as usize;
-        if pct == 0 || !(2..=65535).contains(&chunks) {
-            return None;
-        }
-        let launch = (chunks * pct).div_ceil(100).clamp(1, chunks);
-        let turn = self.steal_next.fetch_add(1, Relaxed) % STEAL_SLOTS;
-        Some((
-            self.steal_count.address + turn * STEAL_SLOT_BYTES,
-            launch as u32,
-        ))
-    }
-
     /// `y = W · x` (or `y += W · x` with `accumulate`) on the integer-dot kernel; false (nothing
     /// recorded) where `w`'s format has no such path. `fuse`: matvec_dec.comp's FUSE block (the
     /// caller's `fuse_begin` said it applies).
@@ -406,8 +390,10 @@ impl VulkanBackend {
             )
         };
         let wg = wg.max(tpr);
-        let chunks = rows.div_ceil((wg / tpr * nr) as usize);
-        let mut g = grid(x.rows.div_ceil(nt as usize), chunks);
+        let g = grid(
+            x.rows.div_ceil(nt as usize),
+            rows.div_ceil((wg / tpr * nr) as usize),
+        );
         // matvecq.comp: [WG, TPR, NT, NR], its push constants the addresses then `dims`;
         // matvec_dec.comp: [WG, LPR, NR, MOE, PB] (`dec_push`).
         let addrs = [w.buf.address, q, s, y];
@@ -446,26 +432,8 @@ impl VulkanBackend {
                     ..DecMoe::default()
                 })
             };
-            // STEAL: a residual add's or the output head's one-token mat-vec (its `cnt` free:
-            // no fused norm read or written, no early weights).
-            let steal = ((accumulate || rows >= DEC_HEAD_ROWS)
-                && x.rows == 1
-                && fuse.is_none()
-                && wait.is_none()
-                && !norm.rs)
-                .then(|| self.steal_plan(chunks))
-                .flatten();
-            let norm = match steal {
-                Some((cnt, launch)) => {
-                    g = [1, launch, 1];
-                    DecNorm { cnt, ..norm }
-                }
-                None => norm,
-            };
             let push = dec_push(addrs, dims, &moe, &norm);
-            let bits = norm.spec()
-                | if wait.is_some() { DEC_WAIT } else { 0 }
-                | if steal.is_some() { DEC_STEAL } else { 0 };
+            let bits = norm.spec() | if wait.is_some() { DEC_WAIT } else { 0 };
             ([wg, tpr, nr, 0, self.dec_shape(w)[3], bits], push)
         } else {
             let mut p = Push::new();
@@ -632,26 +600,13 @@ impl VulkanBackend {
             ntok as u32,
             0,
         ];
-        // STEAL: one token's dense gate/up (its `cnt` free: no up scales, no norm parts).
-        let steal = (moe.is_none() && ntok == 1 && wait.is_none() && norm.cnt == 0)
-            .then(|| self.steal_plan(n_ff / 32))
-            .flatten();
-        let mut g = grid(ntok, n_ff / 32);
-        let norm = match steal {
-            Some((cnt, launch)) => {
-                g = [1, launch, 1];
-                DecNorm { cnt, ..norm }
-            }
-            None => norm,
-        };
         let push = dec_push([gw.buf.address, q, s, 0], dims, &slots, &norm);
         let name = variant("matvec_dec", gw.ty);
-        let bits = norm.spec()
-            | if wait.is_some() { DEC_WAIT } else { 0 }
-            | if steal.is_some() { DEC_STEAL } else { 0 };
+        let bits = norm.spec() | if wait.is_some() { DEC_WAIT } else { 0 };
         let spec = [wg, lpr, nr, moe.is_some() as u32, pb, bits];
         // (It also writes `side`, which it declares not: the quantization cache is replaced
         // below, and the down-projection reading it records a barrier first.)
+        let g = grid(ntok, n_ff / 32);
         if wait.is_some() {
             self.run_beside(name, label, spec, g, push);
             self.sync_consumed();

@@ -140,13 +140,6 @@ pub struct VulkanOptions {
     /// invocation against 269–273 for the default, their kernels with 256 bytes of local
     /// memory an invocation; this form, which should have none, is not yet measured.)
     pub attn_rows: Option<u32>,
-    /// Decode mat-vecs whose workgroups take further chunks of rows from a counter once done
-    /// with their own (matvec_dec.comp's STEAL: the residual adds — out- and down-projections —,
-    /// the gate/up in one dispatch and the output head): this percentage (1 to 100) of a
-    /// dispatch's chunks is launched as workgroups, which take the rest as they finish, so
-    /// that the stage ends with its work rather than with its slowest workgroup. Kernel
-    /// comparisons. `None`: off (not yet measured).
-    pub steal: Option<u32>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
     pub prompt_threads_per_row: Option<u32>,
@@ -562,8 +555,6 @@ pub(super) struct Tuning {
     pub(super) attn_one_pass: Option<bool>,
     /// See [`VulkanOptions::attn_rows`] (0: off).
     pub(super) attn_rows: usize,
-    /// See [`VulkanOptions::steal`] (0: off).
-    pub(super) steal: u32,
     /// See [`VulkanOptions::attn_wg`] (`None`: by the plan: one slice of one head a workgroup,
     /// or in two passes the slice's length).
     pub(super) attn_wg: Option<u32>,
@@ -914,12 +905,6 @@ impl Tuning {
             |h| matches!(h, 1 | 2 | 4 | 8),
             |h| format!("decode attention heads a workgroup {h} (1, 2, 4 or 8)"),
         )? as usize;
-        let steal = checked(
-            opts.steal,
-            0,
-            |p| (1..=100).contains(&p),
-            |p| format!("decode mat-vec chunks launched as workgroups {p}% (1 to 100)"),
-        )?;
         let attn_rows = checked(
             opts.attn_rows,
             0,
@@ -1062,7 +1047,6 @@ impl Tuning {
             attn_merge: opts.attn_merge.unwrap_or(false),
             attn_one_pass: opts.attn_one_pass,
             attn_rows,
-            steal,
             attn_wg,
             attn_ahead,
             attn_ablate: opts.attn_ablate,
@@ -1153,29 +1137,16 @@ mod tests {
         assert_eq!(gpu.matvec_tokens, 8);
         assert_eq!((gpu.moe_lanes, gpu.moe_wg), ([MOE_GATE_UP_LANES, 0], None));
         assert_eq!((gpu.moe_passes, gpu.attn_one_pass), (None, None));
-        assert_eq!((gpu.attn_rows, gpu.steal), (0, 0));
+        assert_eq!(gpu.attn_rows, 0);
         let given = VulkanOptions {
             moe_passes: Some((2, 4)),
             attn_one_pass: Some(true),
             attn_rows: Some(4),
-            steal: Some(75),
             ..Default::default()
         };
         let t = Tuning::resolve(&given, &device(crate::DeviceKind::Discrete, 140)).unwrap();
         assert_eq!((t.moe_passes, t.attn_one_pass), (Some([2, 4]), Some(true)));
-        assert_eq!((t.attn_rows, t.steal), (4, 75));
-        for bad in [0, 101] {
-            let given = VulkanOptions {
-                steal: Some(bad),
-                ..Default::default()
-            };
-            let e = Tuning::resolve(&given, &device(crate::DeviceKind::Discrete, 140));
-            assert!(
-                matches!(&e, Err(VulkanError::BadOption(m)) if m.contains(&format!("{bad}%"))),
-                "{bad}: {:?}",
-                e.err()
-            );
-        }
+        assert_eq!(t.attn_rows, 4);
         // The activation in the gate/up tail; MoE experts shaped as dense weights.
         assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
         assert!(gpu.glu_rows && gpu.glu_rows_nr == [4, 1] && gpu.fuse_prep);
