@@ -1501,6 +1501,7 @@ fn decode_attention_by_key_rows_follows_one_pass() {
                 attn_slices: slices,
                 attn_merge: Some(merge),
                 attn_ahead: Some(shape.0),
+                attn_rows_keys: Some(shape.0),
                 attn_wg: shape.1,
                 profile: true,
                 ..Default::default()

@@ -258,10 +258,14 @@ pub struct ModelArgs {
     #[arg(long, hide = true)]
     pub vk_attn_one_pass: Option<bool>,
     /// Vulkan decode attention over split slices: each key read once for this many of its KV
-    /// head's query heads (1, 2, 4 or 8), by invocations holding whole pieces of it (kernel
-    /// comparisons; default: off).
+    /// head's query heads (0 for none, 1, 2, 4 or 8), by invocations holding whole pieces of it
+    /// (kernel comparisons; default: 2 on GPUs, none on CPU devices).
     #[arg(long, hide = true)]
     pub vk_attn_rows: Option<u32>,
+    /// Vulkan decode attention reading each key once: keys an invocation loads a pass (2 or 4;
+    /// kernel comparisons; default: 2).
+    #[arg(long, hide = true)]
+    pub vk_attn_rows_keys: Option<u32>,
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
@@ -401,6 +405,9 @@ pub struct ModelArgsLite {
     /// Vulkan decode attention: each key read once for this many query heads (kernel checks).
     #[arg(long, hide = true)]
     pub vk_attn_rows: Option<u32>,
+    /// Vulkan decode attention reading each key once: keys an invocation a pass (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_attn_rows_keys: Option<u32>,
     /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (kernel checks).
     #[arg(long, hide = true)]
     pub vk_prep_rows: Option<bool>,
@@ -490,6 +497,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_merge: a.vk_attn_merge,
         vk_attn_one_pass: a.vk_attn_one_pass,
         vk_attn_rows: a.vk_attn_rows,
+        vk_attn_rows_keys: a.vk_attn_rows_keys,
         vk_cpu_attention: None,
         vk_skip: a.vk_skip.clone(),
         vk_coopmat_tile: a.vk_coopmat_tile,
@@ -606,6 +614,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_merge: args.vk_attn_merge,
         attn_one_pass: args.vk_attn_one_pass,
         attn_rows: args.vk_attn_rows,
+        attn_rows_keys: args.vk_attn_rows_keys,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
         coopmat_tm: args.vk_coopmat_tm,

@@ -403,8 +403,8 @@ impl VulkanBackend {
         ];
         // Keys and values in one pass or two (the plan's). (The label's first word is the
         // two-pass form's, so `skip_kernels` and the ablation name both alike.)
-        // Each key read once: 2 keys an invocation a pass where U is 2, else 4 (KROWS).
-        let two = self.tune.attn_ahead == 2;
+        // Each key read once: 2 or 4 keys an invocation a pass (KROWS; U unused there).
+        let two = self.tune.attn_rows_keys == 2;
         let (shader, label) = match (prep, one, rows) {
             (Some(_), _, true) if two => ("attn_dec_prep_rows2", "attn_prep rows"),
             (Some(_), _, true) => ("attn_dec_prep_rows", "attn_prep rows"),

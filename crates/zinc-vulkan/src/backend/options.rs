@@ -133,13 +133,19 @@ pub struct VulkanOptions {
     /// head's query heads together (1, 2, 4 or 8; a larger value than a model's heads per KV
     /// head takes all of them): `attn_dec.comp`'s KROWS, a key's score made by a few
     /// invocations that hold whole 16-byte pieces of it, where an invocation holds 8 of a
-    /// head's dimensions in the value pass and heads are at least 32 wide; 2 keys an
-    /// invocation a pass at `attn_ahead` 2, else 4. Kernel tuning. `None`: off (split slices
-    /// take the one-pass form of one query head a workgroup). (H100, session 43, Qwen3-8B tg64
-    /// after 4,096 tokens: earlier forms of it 236–249 tok/s at 4 heads and 2 keys an
-    /// invocation against 269–273 for the default, their kernels with 256 bytes of local
-    /// memory an invocation; this form, which should have none, is not yet measured.)
+    /// head's dimensions in the value pass and heads are at least 32 wide (`attn_rows_keys`
+    /// keys an invocation a pass). Kernel tuning; 0 is off (split slices take the one-pass
+    /// form of one query head a workgroup). `None`: 2 on GPUs, off on CPU devices. (H100,
+    /// session 44, Qwen3-8B tg64 after 4,096 tokens, alternating, tok/s: 273.00 / 274.04 /
+    /// 273.93 / 274.44 against 270.91 / 272.23 / 271.84 / 272.58 for the one-pass form,
+    /// +0.7%; its attention 21.75 → 17.76 µs a layer by the clock, but the gate/up two stages
+    /// later 27.50 → 30.76, unexplained. Session 43's forms at 4 heads: 236–249 against
+    /// 269–273, their kernels with 256 bytes of local memory an invocation.)
     pub attn_rows: Option<u32>,
+    /// `attn_rows`' keys an invocation loads a pass (2 or 4: `attn_dec_*rows2` or
+    /// `attn_dec_*rows`). Kernel tuning. `None`: 2 (H100, session 43: at 4 heads 235.86 /
+    /// 238.19 tok/s at 2 against 200.01 / 197.28 at 4).
+    pub attn_rows_keys: Option<u32>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
     pub prompt_threads_per_row: Option<u32>,
@@ -555,6 +561,8 @@ pub(super) struct Tuning {
     pub(super) attn_one_pass: Option<bool>,
     /// See [`VulkanOptions::attn_rows`] (0: off).
     pub(super) attn_rows: usize,
+    /// See [`VulkanOptions::attn_rows_keys`].
+    pub(super) attn_rows_keys: u32,
     /// See [`VulkanOptions::attn_wg`] (`None`: by the plan: one slice of one head a workgroup,
     /// or in two passes the slice's length).
     pub(super) attn_wg: Option<u32>,
@@ -907,14 +915,21 @@ impl Tuning {
         )? as usize;
         let attn_rows = checked(
             opts.attn_rows,
-            0,
-            |h| matches!(h, 1 | 2 | 4 | 8),
+            if on_cpu { 0 } else { 2 },
+            |h| matches!(h, 0 | 1 | 2 | 4 | 8),
             |h| {
                 format!(
-                    "decode attention heads a workgroup reading each key once {h} (1, 2, 4 or 8)"
+                    "decode attention heads a workgroup reading each key once {h} (0 for \
+                     none, 1, 2, 4 or 8)"
                 )
             },
         )? as usize;
+        let attn_rows_keys = checked(
+            opts.attn_rows_keys,
+            2,
+            |k| matches!(k, 2 | 4),
+            |k| format!("decode attention keys an invocation reading each key once {k} (2 or 4)"),
+        )?;
         let attn_direct = checked(
             opts.attn_direct,
             128,
@@ -1047,6 +1062,7 @@ impl Tuning {
             attn_merge: opts.attn_merge.unwrap_or(false),
             attn_one_pass: opts.attn_one_pass,
             attn_rows,
+            attn_rows_keys,
             attn_wg,
             attn_ahead,
             attn_ablate: opts.attn_ablate,
@@ -1137,16 +1153,30 @@ mod tests {
         assert_eq!(gpu.matvec_tokens, 8);
         assert_eq!((gpu.moe_lanes, gpu.moe_wg), ([MOE_GATE_UP_LANES, 0], None));
         assert_eq!((gpu.moe_passes, gpu.attn_one_pass), (None, None));
-        assert_eq!(gpu.attn_rows, 0);
+        assert_eq!((gpu.attn_rows, gpu.attn_rows_keys), (2, 2));
         let given = VulkanOptions {
             moe_passes: Some((2, 4)),
             attn_one_pass: Some(true),
             attn_rows: Some(4),
+            attn_rows_keys: Some(4),
             ..Default::default()
         };
         let t = Tuning::resolve(&given, &device(crate::DeviceKind::Discrete, 140)).unwrap();
         assert_eq!((t.moe_passes, t.attn_one_pass), (Some([2, 4]), Some(true)));
-        assert_eq!(t.attn_rows, 4);
+        assert_eq!((t.attn_rows, t.attn_rows_keys), (4, 4));
+        for (rows, keys) in [(Some(3), None), (None, Some(8))] {
+            let given = VulkanOptions {
+                attn_rows: rows,
+                attn_rows_keys: keys,
+                ..Default::default()
+            };
+            let e = Tuning::resolve(&given, &device(crate::DeviceKind::Discrete, 140));
+            assert!(
+                matches!(&e, Err(VulkanError::BadOption(m)) if m.contains("each key once")),
+                "{rows:?} {keys:?}: {:?}",
+                e.err()
+            );
+        }
         // The activation in the gate/up tail; MoE experts shaped as dense weights.
         assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
         assert!(gpu.glu_rows && gpu.glu_rows_nr == [4, 1] && gpu.fuse_prep);
@@ -1193,6 +1223,7 @@ mod tests {
         assert!(cpu.cpu_attention);
         // Lavapipe's device is the host's cores: the host sleeps while it works.
         assert!(!cpu.spin_wait);
+        assert_eq!(cpu.attn_rows, 0);
         // Given shapes apply to both K-quants unless Q6_K has its own; pieces to both.
         let opts = VulkanOptions {
             decode_kquant: Some((16, 3, 64)),
