@@ -259,7 +259,7 @@ pub struct ModelArgs {
     pub vk_attn_one_pass: Option<bool>,
     /// Vulkan decode attention over split slices: each key read once for this many of its KV
     /// head's query heads (0 for none, 1, 2, 4 or 8), by invocations holding whole pieces of it
-    /// (kernel comparisons; default: 2 on GPUs, none on CPU devices).
+    /// (kernel comparisons; default: none).
     #[arg(long, hide = true)]
     pub vk_attn_rows: Option<u32>,
     /// Vulkan decode attention reading each key once: keys an invocation loads a pass (2 or 4;

@@ -135,12 +135,14 @@ pub struct VulkanOptions {
     /// invocations that hold whole 16-byte pieces of it, where an invocation holds 8 of a
     /// head's dimensions in the value pass and heads are at least 32 wide (`attn_rows_keys`
     /// keys an invocation a pass). Kernel tuning; 0 is off (split slices take the one-pass
-    /// form of one query head a workgroup). `None`: 2 on GPUs, off on CPU devices. (H100,
-    /// session 44, Qwen3-8B tg64 after 4,096 tokens, alternating, tok/s: 273.00 / 274.04 /
-    /// 273.93 / 274.44 against 270.91 / 272.23 / 271.84 / 272.58 for the one-pass form,
-    /// +0.7%; its attention 21.75 → 17.76 µs a layer by the clock, but the gate/up two stages
-    /// later 27.50 → 30.76, unexplained. Session 43's forms at 4 heads: 236–249 against
-    /// 269–273, their kernels with 256 bytes of local memory an invocation.)
+    /// form of one query head a workgroup). `None`: off — the candidate default is 2 on GPUs,
+    /// pending the GPU selftest of that exact form and Qwen3-30B-A3B after 4,096 tokens
+    /// (`scripts/device/h200_s44_c.sh`). (H100, session 44, Qwen3-8B tg64 after 4,096 tokens,
+    /// alternating, tok/s: 273.00 / 274.04 / 273.93 / 274.44 at 2 against 270.91 / 272.23 /
+    /// 271.84 / 272.58 for the one-pass form, +0.7%; its attention 21.75 → 17.76 µs a layer by
+    /// the clock, but the gate/up two stages later 27.50 → 30.76, unexplained. Session 43's
+    /// forms at 4 heads: 236–249 against 269–273, their kernels with 256 bytes of local memory
+    /// an invocation.)
     pub attn_rows: Option<u32>,
     /// `attn_rows`' keys an invocation loads a pass (2 or 4: `attn_dec_*rows2` or
     /// `attn_dec_*rows`). Kernel tuning. `None`: 2 (H100, session 43: at 4 heads 235.86 /
@@ -915,7 +917,7 @@ impl Tuning {
         )? as usize;
         let attn_rows = checked(
             opts.attn_rows,
-            if on_cpu { 0 } else { 2 },
+            0,
             |h| matches!(h, 0 | 1 | 2 | 4 | 8),
             |h| {
                 format!(
@@ -1153,7 +1155,7 @@ mod tests {
         assert_eq!(gpu.matvec_tokens, 8);
         assert_eq!((gpu.moe_lanes, gpu.moe_wg), ([MOE_GATE_UP_LANES, 0], None));
         assert_eq!((gpu.moe_passes, gpu.attn_one_pass), (None, None));
-        assert_eq!((gpu.attn_rows, gpu.attn_rows_keys), (2, 2));
+        assert_eq!((gpu.attn_rows, gpu.attn_rows_keys), (0, 2));
         let given = VulkanOptions {
             moe_passes: Some((2, 4)),
             attn_one_pass: Some(true),

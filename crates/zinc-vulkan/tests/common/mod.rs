@@ -80,7 +80,7 @@ pub fn conforms(
         // workgroup) in the float run with the GPUs' attention: its workgroups of 256
         // (attn_slots.glsl's sums one subgroup after another at lavapipe's subgroups) and 2
         // keys an invocation (`attn_dec_*rows2`, the default `attn_rows_keys`). Off in the
-        // others (`Some(0)`: lavapipe is a CPU device, where it is off anyway).
+        // others.
         attn_rows: Some(if tpr == 64 && !cpu_attention { 8 } else { 0 }),
         // Query heads a workgroup over split keys: 2 in the merging run, 4 in the last (five
         // heads in attn_dec_prep's norm loop: four queries and the key); the last also takes
