@@ -12,6 +12,9 @@
 # with the options given), and for llama.cpp (LLAMA_SRC: its source, see
 # h200_cuda_vs_llama.sh; carried as .lsrc/llama-src.tar.xz, or a build as .lbin/, below) `build_llama [JOBS]` (its CUDA llama-bench in $LCU, niced, logs and
 # time in $OUT; one already built there is reused) and `vs_llama` (the three side-by-sides through scripts/bench_vs_llama.py).
+# At most 8 files come back from $OUT (the device README's limits), and session 44 saw which:
+# the first by name. `clocked` writes two a run and `vs_llama` two a test, so a log teed to
+# $OUT/log.txt after them was lost: tee the log to $OUT/0log.txt, which sorts first.
 for f in .gl/*.deb; do dpkg -x $f /; done; ldconfig >/dev/null 2>&1
 [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] && export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 # The zinc binary may travel xz-compressed (.dev/zinc.xz, ~3 MB where the stripped binary is
