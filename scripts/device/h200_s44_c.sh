@@ -3,7 +3,10 @@
 # key read once for 2 query heads at 2 keys an invocation (`--vk-attn-rows 2`, whose keys an
 # invocation now default to 2), the candidate default on GPUs: the GPU selftest with it on,
 # then against the one-pass form alternating: Qwen3-8B tg64 after 4,096 and 1,024 tokens,
-# tg128 from an empty context, Qwen3-30B-A3B tg64 after 4,096 tokens.
+# tg128 from an empty context, Qwen3-30B-A3B tg64 after 4,096 tokens; then the gate/up anomaly
+# (the gate/up two stages after the rows form ~3 µs slower by the clock): the clock for the
+# rows form at 1 head a workgroup (the default's shape) and at 2, and the default.
+# (~5 min; its log is `0log.txt`: tee it there, at most 8 files come back.)
 . scripts/device/common.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 synth; wait_8b
@@ -19,4 +22,9 @@ echo "[${SECONDS}s] 8B done"
 wait_synth
 M="-m /tmp/moe.gguf -p 0 -n 64 -r 1 -d 4096"
 echo "MoE d4096: rows $(tsj $M --vk-attn-rows 2)  one-pass $(tsj $M)"
+C="-m /tmp/q8b.gguf -p 0 -n 8 -r 1 -d 4096"
+echo "8B d4096 rows 1: $(tsj $D --vk-attn-rows 1)"
+clocked def $C
+clocked rows1 $C --vk-attn-rows 1
+clocked rows2 $C --vk-attn-rows 2
 echo "[${SECONDS}s] done"
