@@ -5,7 +5,9 @@
 # then against the one-pass form alternating: Qwen3-8B tg64 after 4,096 and 1,024 tokens,
 # tg128 from an empty context, Qwen3-30B-A3B tg64 after 4,096 tokens; then the gate/up anomaly
 # (the gate/up two stages after the rows form ~3 µs slower by the clock): the clock for the
-# rows form at 1 head a workgroup (the default's shape) and at 2, and the default.
+# rows form at 1 head a workgroup (the default's shape), at 2, and at 2 in workgroups of 128
+# (half its shared memory a workgroup: does the gate/up follow the attention's shape?); the
+# default's clock is session 44's (docs/clock-h100-s44-8b-d4096.md).
 # (~5 min; its log is `0log.txt`: tee it there, at most 8 files come back.)
 . scripts/device/common.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -24,7 +26,7 @@ M="-m /tmp/moe.gguf -p 0 -n 64 -r 1 -d 4096"
 echo "MoE d4096: rows $(tsj $M --vk-attn-rows 2)  one-pass $(tsj $M)"
 C="-m /tmp/q8b.gguf -p 0 -n 8 -r 1 -d 4096"
 echo "8B d4096 rows 1: $(tsj $D --vk-attn-rows 1)"
-clocked def $C
 clocked rows1 $C --vk-attn-rows 1
 clocked rows2 $C --vk-attn-rows 2
+clocked rows2wg128 $C --vk-attn-rows 2 --vk-attn-wg 128
 echo "[${SECONDS}s] done"
