@@ -6,7 +6,7 @@
 # tg128 from an empty context, Qwen3-30B-A3B tg64 after 4,096 tokens; then the gate/up anomaly
 # (the gate/up two stages after the rows form ~3 µs slower by the clock): the clock for the
 # rows form at 1 head a workgroup (the default's shape), at 2, and at 2 in workgroups of 128
-# (half its shared memory a workgroup: does the gate/up follow the attention's shape?); the
+# (half the invocations, 2 KB less shared memory: does the gate/up follow its shape?); the
 # default's clock is session 44's (docs/clock-h100-s44-8b-d4096.md).
 # (~5 min; its log is `0log.txt`: tee it there, at most 8 files come back.)
 . scripts/device/common.sh
