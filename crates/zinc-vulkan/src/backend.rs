@@ -31,11 +31,12 @@ mod ops;
 mod options;
 mod quant;
 mod recorder;
+mod tuning;
 use moe::MOE_CM_TILE;
-use options::Tuning;
 pub use options::VulkanOptions;
 pub use recorder::SPAN;
 use recorder::{BarrierAblation, Pool, Recorder, STAGING_BYTES};
+use tuning::Tuning;
 
 /// How the CPU's dot product (and llama.cpp's) sees activations next to `ty` weights, as
 /// (act_quant/quant_act mode, block): 1 = Q8_0/Q8_1 blocks of 32, 2 = Q8_K blocks of 256,

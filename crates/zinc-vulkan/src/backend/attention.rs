@@ -264,7 +264,7 @@ impl VulkanBackend {
         // where Q8_K's blocks need more (heads under 256 wide). Not where the out-projection
         // may wait beside the attention (early weights' EARLY_O, with PREP: a waiting mat-vec
         // reads Q8_K), nor once a reader refused the chunks (`attn_x32_refused`).
-        let early_o = prep.is_some() && self.tune.early_weights & options::EARLY_O != 0;
+        let early_o = prep.is_some() && self.tune.early_weights & tuning::EARLY_O != 0;
         let refused = self.attn_x32_refused.load(Relaxed);
         let x32_ok = self.tune.attn_x32
             && !(early_o || refused || p.head_dim.is_multiple_of(256))

@@ -414,9 +414,9 @@ impl VulkanBackend {
                     self.sync_for(
                         q,
                         if head {
-                            options::EARLY_HEAD
+                            tuning::EARLY_HEAD
                         } else {
-                            options::EARLY_QKV
+                            tuning::EARLY_QKV
                         },
                     )
                 })
@@ -573,7 +573,7 @@ impl VulkanBackend {
         let mut slots = glu_dec_moe(moe, 0, out.addr(), expert_bytes, 0);
         // Early weights: one token's input, its producer the last command.
         let wait = (moe.is_none() && x.rows == 1 && gw.cols() <= WAIT_COLS)
-            .then(|| self.sync_for(q, options::EARLY_GLU))
+            .then(|| self.sync_for(q, tuning::EARLY_GLU))
             .flatten();
         if let Some(sg) = wait {
             (slots.ids, slots.k) = (sg.slot, sg.epoch);

@@ -420,7 +420,7 @@ impl VulkanBackend {
         }
         let s = (*self.signal.lock().unwrap_or_else(|e| e.into_inner()))?;
         let bit = if s.attention {
-            options::EARLY_O
+            tuning::EARLY_O
         } else {
             consumer
         };
