@@ -39,7 +39,7 @@
 // whole pieces of it rather than a slice of every key. Scores: TPK = LPK / 4 neighbouring
 // invocations share a key, each taking 4 of its 16-byte pieces (32 dimensions) and dotting them
 // with every head's query; KU keys an invocation (the define's value: 2 or 4, the variant the host
-// picks by U), so a pass of the workgroup takes RK = (WG / TPK)·KU keys, their loads issued before
+// picks by `VulkanOptions::attn_rows_keys`; U is unused here), so a pass of the workgroup takes RK = (WG / TPK)·KU keys, their loads issued before
 // the math; the partial dots meet by log2(TPK) shuffles. Softmax as the two passes'. Values:
 // invocation (slot, part_lane) takes piece part_lane of 4·KU keys (the same RK keys a pass), the
 // first pass's loads issued before the softmax; the slots meet as in the other forms

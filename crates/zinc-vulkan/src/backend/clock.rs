@@ -104,15 +104,16 @@ pub(super) fn place(log: &[ClockDispatch], mut recs: Vec<Record>, counted: u64) 
             let ns = |t: u64| t.saturating_sub(t0) as f64;
             st.first_start = ns(mine[0].start);
             st.last_start = ns(mine[take - 1].start);
-            st.last_end = mine.iter().map(|r| ns(r.end)).fold(0.0, f64::max);
+            // The ends in order: the last one's, and the one by which nine in ten had ended.
+            let mut ends: Vec<f64> = mine.iter().map(|r| ns(r.end)).collect();
+            ends.sort_by(f64::total_cmp);
+            st.last_end = ends[take - 1];
+            st.end90 = ends[(take * 9).div_ceil(10) - 1] - st.first_start;
             let mut dur: Vec<f64> = (mine.iter())
                 .map(|r| r.end.saturating_sub(r.start) as f64)
                 .collect();
             st.wg_max = dur.iter().copied().fold(0.0, f64::max);
             st.wg_median = median(&mut dur);
-            let mut ends: Vec<f64> = mine.iter().map(|r| ns(r.end)).collect();
-            ends.sort_by(f64::total_cmp);
-            st.end90 = ends[(ends.len() * 9).div_ceil(10).max(1) - 1] - st.first_start;
             let mut cyc: Vec<f64> = mine.iter().map(|r| r.cycles as f64).collect();
             st.cycles_median = median(&mut cyc);
             // Each mark in ns from the workgroup's start, by the record's own ratio of its

@@ -141,8 +141,9 @@ pub struct VulkanOptions {
     /// an invocation.)
     pub attn_rows: Option<u32>,
     /// `attn_rows`' keys an invocation loads a pass (2 or 4: `attn_dec_*rows2` or
-    /// `attn_dec_*rows`). Kernel tuning. `None`: 2 (H100, session 43: at 4 heads 235.86 /
-    /// 238.19 tok/s at 2 against 200.01 / 197.28 at 4).
+    /// `attn_dec_*rows`). Kernel tuning. `None`: 2 (H100, session 43, an earlier form of the
+    /// kernel at 4 heads, Qwen3-8B tg64 after 4,096 tokens: 235.86 / 238.19 tok/s at 2 keys
+    /// against 200.01 / 197.28 at 4).
     pub attn_rows_keys: Option<u32>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.

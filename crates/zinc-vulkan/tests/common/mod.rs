@@ -79,9 +79,8 @@ pub fn conforms(
         // Each key read once for all of a KV head's query heads over split slices (up to 8 a
         // workgroup) in the float run with the GPUs' attention: its workgroups of 256
         // (attn_slots.glsl's sums one subgroup after another at lavapipe's subgroups) and 2
-        // keys an invocation (`attn_dec_*rows2`, the default `attn_rows_keys`). Off in the
-        // others.
-        attn_rows: Some(if tpr == 64 && !cpu_attention { 8 } else { 0 }),
+        // keys an invocation (`attn_dec_*rows2`, the default `attn_rows_keys`).
+        attn_rows: (tpr == 64 && !cpu_attention).then_some(8),
         // Query heads a workgroup over split keys: 2 in the merging run, 4 in the last (five
         // heads in attn_dec_prep's norm loop: four queries and the key); the last also takes
         // up to 1,024 keys in one slice written directly. The runs with CPU-style attention
