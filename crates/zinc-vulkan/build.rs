@@ -20,8 +20,9 @@ const PER_FORMAT: &[&str] = &[
     "moe_matvecq",
     "moe_matmul_cm",
 ];
-/// Shaders compiled once per head dimension (`HEAD_DIM`), as `<name>_<dim>`.
-const PER_HEAD_DIM: &[&str] = &["attn_fa"];
+/// Shaders compiled once per head dimension (`HEAD_DIM`), as `<name>_<dim>`, and for each of
+/// their WITH_VARIANT entries as `<name>_<suffix>_<dim>`.
+const PER_HEAD_DIM: &[&str] = &["attn_fa", "attn_dec_cm"];
 const HEAD_DIMS: &[u32] = &[32, 64, 128];
 /// Float formats, which the kernels in QUANT_ONLY have no variant for (their weights go
 /// elsewhere), except the pairs in FLOAT_EXTRA (matmul_cm reads F16 rows as they are).
@@ -54,6 +55,7 @@ const WITH_VARIANT: &[(&str, &str, &str)] = &[
         "#define PREP_ON 1\n#define KROWS 4",
     ),
     ("attn_dec", "rows2", "#define KROWS 2"),
+    ("attn_dec_cm", "prep", "#define PREP_ON 1"),
     (
         "attn_dec",
         "prep_rows2",
@@ -69,6 +71,7 @@ const CLOCKED: &[&str] = &[
     "argmax",
     "attn_combine",
     "attn_dec",
+    "attn_dec_cm",
     "elementwise",
     "gather",
     "get_rows",
@@ -179,9 +182,18 @@ fn main() {
             (format!("{stem}_{suffix}"), src)
         };
         let variants: Vec<(String, String)> = if PER_HEAD_DIM.contains(&stem.as_str()) {
-            HEAD_DIMS
-                .iter()
-                .map(|d| variant(d.to_string(), format!("#define HEAD_DIM {d}u")))
+            let extra = WITH_VARIANT.iter().filter(|v| v.0 == stem);
+            let plain = std::iter::once(("", ""));
+            (plain.chain(extra.map(|(_, suffix, define)| (*suffix, *define))))
+                .flat_map(|(suffix, define)| {
+                    HEAD_DIMS.iter().map(move |d| {
+                        let name = match suffix {
+                            "" => d.to_string(),
+                            _ => format!("{suffix}_{d}"),
+                        };
+                        variant(name, format!("{define}\n#define HEAD_DIM {d}u"))
+                    })
+                })
                 .collect()
         } else if let Some((_, only)) = ONLY_FORMATS.iter().find(|(n, _)| *n == stem) {
             only.iter()

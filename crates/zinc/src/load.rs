@@ -266,6 +266,10 @@ pub struct ModelArgs {
     /// kernel comparisons; default: 2).
     #[arg(long, hide = true)]
     pub vk_attn_rows_keys: Option<u32>,
+    /// Vulkan decode attention over split slices on cooperative matrices, a KV head's query
+    /// heads a workgroup (kernel comparisons; default: off).
+    #[arg(long, hide = true)]
+    pub vk_attn_cm: Option<bool>,
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
@@ -408,6 +412,9 @@ pub struct ModelArgsLite {
     /// Vulkan decode attention reading each key once: keys an invocation a pass (kernel checks).
     #[arg(long, hide = true)]
     pub vk_attn_rows_keys: Option<u32>,
+    /// Vulkan decode attention on cooperative matrices (kernel checks).
+    #[arg(long, hide = true)]
+    pub vk_attn_cm: Option<bool>,
     /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (kernel checks).
     #[arg(long, hide = true)]
     pub vk_prep_rows: Option<bool>,
@@ -498,6 +505,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_one_pass: a.vk_attn_one_pass,
         vk_attn_rows: a.vk_attn_rows,
         vk_attn_rows_keys: a.vk_attn_rows_keys,
+        vk_attn_cm: a.vk_attn_cm,
         vk_cpu_attention: None,
         vk_skip: a.vk_skip.clone(),
         vk_coopmat_tile: a.vk_coopmat_tile,
@@ -615,6 +623,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_one_pass: args.vk_attn_one_pass,
         attn_rows: args.vk_attn_rows,
         attn_rows_keys: args.vk_attn_rows_keys,
+        attn_cm: args.vk_attn_cm,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
         coopmat_tm: args.vk_coopmat_tm,

@@ -21,6 +21,27 @@ struct AttnDecPlan {
     one: bool,
     /// Each key read once for all of the workgroup's heads (`attn_dec.comp`'s KROWS).
     rows: bool,
+    /// On cooperative matrices (`attn_dec_cm.comp`): all of a KV head's query heads a
+    /// workgroup, split slices only.
+    cm: bool,
+}
+
+/// Shared memory of `attn_dec_cm.comp` for heads of `hd` and `g` query heads a workgroup, with
+/// attn_prep.glsl's arrays where `prep` and the clock's words where `clock`: the queries' two
+/// f16 tiles, 4 subgroups' key/value tiles (16 rows of hd + 8 halves each), score tiles (16 ×
+/// 20 f32), weight tiles (two of 16 × 24 f16) and row factors (3 × 16 f32), and the queries in
+/// f32.
+fn attn_dec_cm_shared_bytes(hd: usize, g: usize, prep: bool, clock: bool) -> usize {
+    let prep = if prep { 4 * (5 * hd + 9) } else { 0 };
+    let clock = if clock { 4 * 13 } else { 0 };
+    2 * 16 * (hd + 8) * 2
+        + 4 * 16 * (hd + 8) * 2
+        + 4 * 16 * 20 * 4
+        + 2 * 4 * 16 * 24 * 2
+        + 3 * 4 * 16 * 4
+        + 4 * g * hd
+        + prep
+        + clock
 }
 
 impl VulkanBackend {
@@ -124,8 +145,20 @@ impl VulkanBackend {
         // Split slices with each key read once for several of a KV head's query heads
         // (`VulkanOptions::attn_rows`), where an invocation holds 8 dimensions in the value pass
         // and 4 of a key's 16-byte pieces in the score pass.
-        let rows =
-            !direct && rows_heads > 0 && lpk * 8 == hd && lpk >= 4 && self.tune.attn_ablate == 0;
+        // On cooperative matrices (`attn_cm`): a KV head's query heads (up to 8) a workgroup
+        // over split slices, the slices' lengths as below.
+        let cm = !direct
+            && self.tune.attn_cm
+            && matches!(hd, 32 | 64 | 128)
+            && self.tune.attn_ablate == 0
+            && attn_dec_cm_shared_bytes(hd, g, prep, self.clock.is_some())
+                <= self.ctx.info.max_shared_memory as usize;
+        let rows = !cm
+            && !direct
+            && rows_heads > 0
+            && lpk * 8 == hd
+            && lpk >= 4
+            && self.tune.attn_ablate == 0;
         let (split_len, heads) = if direct {
             // One slice; the fewest heads a workgroup whose outputs make whole blocks of the
             // quantization (one, unquantized — the out-projection quantizes its input itself —
@@ -173,6 +206,18 @@ impl VulkanBackend {
         };
         // Keys and values in one pass (`VulkanOptions::attn_one_pass`; by default over every
         // slice) where an invocation holds 8 dimensions of a head.
+        if cm {
+            return (keys.div_ceil(split_len) <= MAX_SPLITS).then_some(AttnDecPlan {
+                lpk,
+                split_len,
+                heads: g,
+                direct: false,
+                wg: 128,
+                one: false,
+                rows: false,
+                cm: true,
+            });
+        }
         let one = !rows
             && self.tune.attn_one_pass.unwrap_or(true)
             && lpk * 8 == hd
@@ -200,6 +245,7 @@ impl VulkanBackend {
             wg,
             one,
             rows,
+            cm: false,
         })
     }
 
@@ -277,6 +323,7 @@ impl VulkanBackend {
         // 147 → 131 tok/s merged in place.)
         let merges = |plan: &AttnDecPlan| {
             !plan.direct
+                && !plan.cm
                 && self.tune.attn_merge
                 && p.n_head / plan.heads <= ATTN_COUNTERS
                 && keys.div_ceil(plan.split_len) <= MERGE_SPLITS
@@ -344,6 +391,7 @@ impl VulkanBackend {
             wg,
             one,
             rows,
+            cm,
         } = plan;
         let nsplit = keys.div_ceil(split_len);
         let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
@@ -405,7 +453,24 @@ impl VulkanBackend {
         // two-pass form's, so `skip_kernels` and the ablation name both alike.)
         // Each key read once: 2 or 4 keys an invocation a pass (KROWS; U unused there).
         let two = self.tune.attn_rows_keys == 2;
+        // On cooperative matrices: compiled per head dimension (the plan's 32, 64 or 128).
+        let cm_shader = |prep: bool| match (prep, p.head_dim) {
+            (true, 32) => "attn_dec_cm_prep_32",
+            (true, 64) => "attn_dec_cm_prep_64",
+            (true, _) => "attn_dec_cm_prep_128",
+            (false, 32) => "attn_dec_cm_32",
+            (false, 64) => "attn_dec_cm_64",
+            (false, _) => "attn_dec_cm_128",
+        };
         let (shader, label) = match (prep, one, rows) {
+            _ if cm => (
+                cm_shader(prep.is_some()),
+                if prep.is_some() {
+                    "attn_prep cm"
+                } else {
+                    "attn_dec cm"
+                },
+            ),
             (Some(_), _, true) if two => ("attn_dec_prep_rows2", "attn_prep rows"),
             (Some(_), _, true) => ("attn_dec_prep_rows", "attn_prep rows"),
             (None, _, true) if two => ("attn_dec_rows2", "attn_dec rows"),

@@ -145,6 +145,15 @@ pub struct VulkanOptions {
     /// kernel at 4 heads, Qwen3-8B tg64 after 4,096 tokens: 235.86 / 238.19 tok/s at 2 keys
     /// against 200.01 / 197.28 at 4).
     pub attn_rows_keys: Option<u32>,
+    /// Decode attention over split slices on cooperative matrices (`attn_dec_cm.comp`): a
+    /// workgroup takes a slice for all of a KV head's query heads (up to 8), so each key and
+    /// value is read from memory once, and makes the scores and the weighted values as
+    /// 16×16×16 f16 matrix products (queries and weights in two f16 parts, as the prompt
+    /// attention's). Heads of 32, 64 or 128; needs 16×16×16 f16 cooperative matrices in
+    /// subgroups of 32 (`Some(true)` elsewhere is an error). Kernel tuning. `None`: off —
+    /// written in session 45 without a GPU, not yet run on one
+    /// (`scripts/device/h200_s45_a.sh` checks and measures it).
+    pub attn_cm: Option<bool>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
     pub prompt_threads_per_row: Option<u32>,

@@ -114,6 +114,8 @@ pub(super) struct Tuning {
     pub(super) attn_rows: usize,
     /// See [`VulkanOptions::attn_rows_keys`].
     pub(super) attn_rows_keys: u32,
+    /// See [`VulkanOptions::attn_cm`] (resolved: on only where the device has the matrices).
+    pub(super) attn_cm: bool,
     /// See [`VulkanOptions::attn_wg`] (`None`: by the plan: one slice of one head a workgroup,
     /// or in two passes the slice's length).
     pub(super) attn_wg: Option<u32>,
@@ -481,6 +483,16 @@ impl Tuning {
             |k| matches!(k, 2 | 4),
             |k| format!("decode attention keys an invocation reading each key once {k} (2 or 4)"),
         )?;
+        let attn_cm = match opts.attn_cm {
+            Some(true) if !plan.coopmat => {
+                return Err(VulkanError::BadOption(
+                    "decode attention on cooperative matrices (this device has no 16×16×16 \
+                     f16 cooperative matrices in subgroups of 32)"
+                        .into(),
+                ))
+            }
+            given => given.unwrap_or(false),
+        };
         let attn_direct = checked(
             opts.attn_direct,
             128,
@@ -614,6 +626,7 @@ impl Tuning {
             attn_one_pass: opts.attn_one_pass,
             attn_rows,
             attn_rows_keys,
+            attn_cm,
             attn_wg,
             attn_ahead,
             attn_ablate: opts.attn_ablate,
@@ -727,6 +740,36 @@ mod tests {
                 "{rows:?} {keys:?}: {:?}",
                 e.err()
             );
+        }
+        // Decode attention on cooperative matrices: off unless asked; asked for on a device
+        // without 16×16×16 f16 matrices in subgroups of 32, an error that names it.
+        assert!(!gpu.attn_cm);
+        let cm = VulkanOptions {
+            attn_cm: Some(true),
+            ..Default::default()
+        };
+        assert!(
+            Tuning::resolve(&cm, &device(crate::DeviceKind::Discrete, 140))
+                .unwrap()
+                .attn_cm
+        );
+        for (coop, sgs) in [(false, 32), (true, 64), (true, 8)] {
+            let info = DeviceInfo {
+                cooperative_matrix: coop,
+                subgroup_size: sgs,
+                ..device(crate::DeviceKind::Discrete, 140)
+            };
+            let e = Tuning::resolve(&cm, &info);
+            assert!(
+                matches!(&e, Err(VulkanError::BadOption(m)) if m.contains("cooperative matrices")),
+                "{coop} {sgs}: {:?}",
+                e.err()
+            );
+            let off = VulkanOptions {
+                attn_cm: Some(false),
+                ..Default::default()
+            };
+            assert!(!Tuning::resolve(&off, &info).unwrap().attn_cm);
         }
         // The activation in the gate/up tail; MoE experts shaped as dense weights.
         assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
