@@ -56,6 +56,12 @@ const WITH_VARIANT: &[(&str, &str, &str)] = &[
     ),
     ("attn_dec", "rows2", "#define KROWS 2"),
     ("attn_dec_cm", "prep", "#define PREP_ON 1"),
+    ("attn_dec_cm", "blk", "#define BLOCKS 1"),
+    (
+        "attn_dec_cm",
+        "prep_blk",
+        "#define PREP_ON 1\n#define BLOCKS 1",
+    ),
     (
         "attn_dec",
         "prep_rows2",

@@ -10,7 +10,12 @@ shared float kf[HD];     // PREP: the row's new key, normed and rotated
 shared float nws[2u * HD]; // PREP: the query norm's weights, then the key norm's
 shared uint kn[HD / 2u]; // PREP: the new key as the cache stores it (f16 pairs)
 shared uint vn[HD / 2u]; // PREP: the new value likewise
-shared float hsc[9];     // PREP: each head's norm scale (the G queries, then the key)
+// HSC_LEN: an includer may pad hsc so that the arrays after it stay 16-byte aligned (9 in
+// attn_dec.comp, whose compiled kernels were measured with it).
+#ifndef HSC_LEN
+#define HSC_LEN 9
+#endif
+shared float hsc[HSC_LEN]; // PREP: each head's norm scale (the G ≤ 8 queries, then the key)
 shared vec2 rcs[HD / 2u]; // PREP with the host's table: each pair's cos and sin
 
 // PREP: the queries of row t's G heads h0 .. into qs, normed (the scale a double-float sum of

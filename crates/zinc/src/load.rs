@@ -267,9 +267,10 @@ pub struct ModelArgs {
     #[arg(long, hide = true)]
     pub vk_attn_rows_keys: Option<u32>,
     /// Vulkan decode attention over split slices on cooperative matrices, a KV head's query
-    /// heads a workgroup (kernel comparisons; default: off).
+    /// heads a workgroup: 1 a softmax a subgroup, 2 blocks of 64 keys a workgroup (kernel
+    /// comparisons; default: 0, off).
     #[arg(long, hide = true)]
-    pub vk_attn_cm: Option<bool>,
+    pub vk_attn_cm: Option<u32>,
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
@@ -412,9 +413,9 @@ pub struct ModelArgsLite {
     /// Vulkan decode attention reading each key once: keys an invocation a pass (kernel checks).
     #[arg(long, hide = true)]
     pub vk_attn_rows_keys: Option<u32>,
-    /// Vulkan decode attention on cooperative matrices (kernel checks).
+    /// Vulkan decode attention on cooperative matrices, its form (kernel checks).
     #[arg(long, hide = true)]
-    pub vk_attn_cm: Option<bool>,
+    pub vk_attn_cm: Option<u32>,
     /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (kernel checks).
     #[arg(long, hide = true)]
     pub vk_prep_rows: Option<bool>,

@@ -21,27 +21,27 @@ struct AttnDecPlan {
     one: bool,
     /// Each key read once for all of the workgroup's heads (`attn_dec.comp`'s KROWS).
     rows: bool,
-    /// On cooperative matrices (`attn_dec_cm.comp`): all of a KV head's query heads a
-    /// workgroup, split slices only.
+    /// On cooperative matrices (`attn_dec_cm.comp`; its BLOCKS form with `blocks`): all of a
+    /// KV head's query heads a workgroup, split slices only.
     cm: bool,
+    blocks: bool,
 }
 
-/// Shared memory of `attn_dec_cm.comp` for heads of `hd` and `g` query heads a workgroup, with
-/// attn_prep.glsl's arrays where `prep` and the clock's words where `clock`: the queries' two
-/// f16 tiles, 4 subgroups' key/value tiles (16 rows of hd + 8 halves each), score tiles (16 ×
-/// 20 f32), weight tiles (two of 16 × 24 f16) and row factors (3 × 16 f32), and the queries in
-/// f32.
-fn attn_dec_cm_shared_bytes(hd: usize, g: usize, prep: bool, clock: bool) -> usize {
-    let prep = if prep { 4 * (5 * hd + 9) } else { 0 };
+/// Shared memory of `attn_dec_cm.comp` for heads of `hd` and `g` query heads a workgroup, in
+/// its BLOCKS form where `blocks`, with attn_prep.glsl's arrays where `prep` (its `hsc` padded
+/// to 12 words) and the clock's words where `clock`: the queries' two f16 tiles (16 rows of
+/// hd + 8 halves), the key/value tiles (4 subgroups' of 16 rows, or one of 64), the score
+/// tiles (4 of 16 × 20 f32, or one of 16 × 68), the weight tiles (two f16 parts: 4 of 16 × 24,
+/// or one of 16 × 72), the rows' factors (3 × 4 × 16 f32, or 16), and the queries in f32.
+fn attn_dec_cm_shared_bytes(hd: usize, g: usize, blocks: bool, prep: bool, clock: bool) -> usize {
+    let prep = if prep { 4 * (5 * hd + 12) } else { 0 };
     let clock = if clock { 4 * 13 } else { 0 };
-    2 * 16 * (hd + 8) * 2
-        + 4 * 16 * (hd + 8) * 2
-        + 4 * 16 * 20 * 4
-        + 2 * 4 * 16 * 24 * 2
-        + 3 * 4 * 16 * 4
-        + 4 * g * hd
-        + prep
-        + clock
+    let tiles = if blocks {
+        64 * (hd + 8) * 2 + 16 * 68 * 4 + 2 * 16 * 72 * 2 + 16 * 4
+    } else {
+        4 * 16 * (hd + 8) * 2 + 4 * 16 * 20 * 4 + 2 * 4 * 16 * 24 * 2 + 3 * 4 * 16 * 4
+    };
+    2 * 16 * (hd + 8) * 2 + tiles + 4 * g * hd + prep + clock
 }
 
 impl VulkanBackend {
@@ -147,11 +147,12 @@ impl VulkanBackend {
         // and 4 of a key's 16-byte pieces in the score pass.
         // On cooperative matrices (`attn_cm`): a KV head's query heads (up to 8) a workgroup
         // over split slices, the slices' lengths as below.
+        let blocks = self.tune.attn_cm == 2;
         let cm = !direct
-            && self.tune.attn_cm
+            && self.tune.attn_cm != 0
             && matches!(hd, 32 | 64 | 128)
             && self.tune.attn_ablate == 0
-            && attn_dec_cm_shared_bytes(hd, g, prep, self.clock.is_some())
+            && attn_dec_cm_shared_bytes(hd, g, blocks, prep, self.clock.is_some())
                 <= self.ctx.info.max_shared_memory as usize;
         let rows = !cm
             && !direct
@@ -207,6 +208,12 @@ impl VulkanBackend {
         // Keys and values in one pass (`VulkanOptions::attn_one_pass`; by default over every
         // slice) where an invocation holds 8 dimensions of a head.
         if cm {
+            // Slices a multiple of 64 keys (at least 64): the kernel's four subgroups take
+            // blocks of 16 in turn, so each takes as many.
+            let split_len = keys
+                .div_ceil(self.tune.attn_slices)
+                .next_multiple_of(64)
+                .clamp(64, 1024);
             return (keys.div_ceil(split_len) <= MAX_SPLITS).then_some(AttnDecPlan {
                 lpk,
                 split_len,
@@ -216,6 +223,7 @@ impl VulkanBackend {
                 one: false,
                 rows: false,
                 cm: true,
+                blocks,
             });
         }
         let one = !rows
@@ -246,6 +254,7 @@ impl VulkanBackend {
             one,
             rows,
             cm: false,
+            blocks: false,
         })
     }
 
@@ -392,6 +401,7 @@ impl VulkanBackend {
             one,
             rows,
             cm,
+            blocks,
         } = plan;
         let nsplit = keys.div_ceil(split_len);
         let part = (!direct).then(|| self.new_tensor(p.n_head * nsplit, p.head_dim + 2));
@@ -454,13 +464,19 @@ impl VulkanBackend {
         // Each key read once: 2 or 4 keys an invocation a pass (KROWS; U unused there).
         let two = self.tune.attn_rows_keys == 2;
         // On cooperative matrices: compiled per head dimension (the plan's 32, 64 or 128).
-        let cm_shader = |prep: bool| match (prep, p.head_dim) {
-            (true, 32) => "attn_dec_cm_prep_32",
-            (true, 64) => "attn_dec_cm_prep_64",
-            (true, _) => "attn_dec_cm_prep_128",
-            (false, 32) => "attn_dec_cm_32",
-            (false, 64) => "attn_dec_cm_64",
-            (false, _) => "attn_dec_cm_128",
+        let cm_shader = |prep: bool| match (prep, blocks, p.head_dim) {
+            (true, false, 32) => "attn_dec_cm_prep_32",
+            (true, false, 64) => "attn_dec_cm_prep_64",
+            (true, false, _) => "attn_dec_cm_prep_128",
+            (false, false, 32) => "attn_dec_cm_32",
+            (false, false, 64) => "attn_dec_cm_64",
+            (false, false, _) => "attn_dec_cm_128",
+            (true, true, 32) => "attn_dec_cm_prep_blk_32",
+            (true, true, 64) => "attn_dec_cm_prep_blk_64",
+            (true, true, _) => "attn_dec_cm_prep_blk_128",
+            (false, true, 32) => "attn_dec_cm_blk_32",
+            (false, true, 64) => "attn_dec_cm_blk_64",
+            (false, true, _) => "attn_dec_cm_blk_128",
         };
         let (shader, label) = match (prep, one, rows) {
             _ if cm => (

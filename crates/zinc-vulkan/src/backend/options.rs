@@ -149,11 +149,14 @@ pub struct VulkanOptions {
     /// workgroup takes a slice for all of a KV head's query heads (up to 8), so each key and
     /// value is read from memory once, and makes the scores and the weighted values as
     /// 16×16×16 f16 matrix products (queries and weights in two f16 parts, as the prompt
-    /// attention's). Heads of 32, 64 or 128; needs 16×16×16 f16 cooperative matrices in
-    /// subgroups of 32 (`Some(true)` elsewhere is an error). Kernel tuning. `None`: off —
-    /// written in session 45 without a GPU, not yet run on one
-    /// (`scripts/device/h200_s45_a.sh` checks and measures it).
-    pub attn_cm: Option<bool>,
+    /// attention's). 1: each of its four subgroups walks its own blocks of 16 keys with its own
+    /// running softmax, and they meet at the end; 2 (BLOCKS): the workgroup walks blocks of 64
+    /// keys together, each subgroup holding a quarter of the output (fewer registers). Slices
+    /// a multiple of 64 keys. Heads of 32, 64 or 128; needs 16×16×16 f16 cooperative
+    /// matrices in subgroups of 32 (asking for it elsewhere is an error). Kernel tuning; 0 is
+    /// off. `None`: off — written in session 45 without a GPU, not yet run on one
+    /// (`scripts/device/h200_s45_a.sh` checks and measures both forms).
+    pub attn_cm: Option<u32>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
     pub prompt_threads_per_row: Option<u32>,

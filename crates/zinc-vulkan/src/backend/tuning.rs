@@ -114,8 +114,8 @@ pub(super) struct Tuning {
     pub(super) attn_rows: usize,
     /// See [`VulkanOptions::attn_rows_keys`].
     pub(super) attn_rows_keys: u32,
-    /// See [`VulkanOptions::attn_cm`] (resolved: on only where the device has the matrices).
-    pub(super) attn_cm: bool,
+    /// See [`VulkanOptions::attn_cm`] (0: off; 1 or 2 only where the device has the matrices).
+    pub(super) attn_cm: u32,
     /// See [`VulkanOptions::attn_wg`] (`None`: by the plan: one slice of one head a workgroup,
     /// or in two passes the slice's length).
     pub(super) attn_wg: Option<u32>,
@@ -483,16 +483,18 @@ impl Tuning {
             |k| matches!(k, 2 | 4),
             |k| format!("decode attention keys an invocation reading each key once {k} (2 or 4)"),
         )?;
-        let attn_cm = match opts.attn_cm {
-            Some(true) if !plan.coopmat => {
-                return Err(VulkanError::BadOption(
-                    "decode attention on cooperative matrices (this device has no 16×16×16 \
-                     f16 cooperative matrices in subgroups of 32)"
-                        .into(),
-                ))
-            }
-            given => given.unwrap_or(false),
-        };
+        let attn_cm = checked(
+            opts.attn_cm,
+            0,
+            |f| f == 0 || (f <= 2 && plan.coopmat),
+            |f| match f {
+                1 | 2 => format!(
+                    "decode attention on cooperative matrices {f} (this device has no \
+                     16×16×16 f16 cooperative matrices in subgroups of 32)"
+                ),
+                _ => format!("decode attention on cooperative matrices {f} (0, 1 or 2)"),
+            },
+        )?;
         let attn_direct = checked(
             opts.attn_direct,
             128,
@@ -742,16 +744,22 @@ mod tests {
             );
         }
         // Decode attention on cooperative matrices: off unless asked; asked for on a device
-        // without 16×16×16 f16 matrices in subgroups of 32, an error that names it.
-        assert!(!gpu.attn_cm);
-        let cm = VulkanOptions {
-            attn_cm: Some(true),
+        // without 16×16×16 f16 matrices in subgroups of 32, or as a form there is not, an
+        // error that names it.
+        assert_eq!(gpu.attn_cm, 0);
+        let cm = |f| VulkanOptions {
+            attn_cm: Some(f),
             ..Default::default()
         };
+        for f in [0, 1, 2] {
+            let t = Tuning::resolve(&cm(f), &device(crate::DeviceKind::Discrete, 140));
+            assert_eq!(t.unwrap().attn_cm, f);
+        }
+        let e = Tuning::resolve(&cm(3), &device(crate::DeviceKind::Discrete, 140));
         assert!(
-            Tuning::resolve(&cm, &device(crate::DeviceKind::Discrete, 140))
-                .unwrap()
-                .attn_cm
+            matches!(&e, Err(VulkanError::BadOption(m)) if m.contains("(0, 1 or 2)")),
+            "{:?}",
+            e.err()
         );
         for (coop, sgs) in [(false, 32), (true, 64), (true, 8)] {
             let info = DeviceInfo {
@@ -759,17 +767,15 @@ mod tests {
                 subgroup_size: sgs,
                 ..device(crate::DeviceKind::Discrete, 140)
             };
-            let e = Tuning::resolve(&cm, &info);
-            assert!(
-                matches!(&e, Err(VulkanError::BadOption(m)) if m.contains("cooperative matrices")),
-                "{coop} {sgs}: {:?}",
-                e.err()
-            );
-            let off = VulkanOptions {
-                attn_cm: Some(false),
-                ..Default::default()
-            };
-            assert!(!Tuning::resolve(&off, &info).unwrap().attn_cm);
+            for f in [1, 2] {
+                let e = Tuning::resolve(&cm(f), &info);
+                assert!(
+                    matches!(&e, Err(VulkanError::BadOption(m)) if m.contains("no 16×16×16")),
+                    "{coop} {sgs} {f}: {:?}",
+                    e.err()
+                );
+            }
+            assert_eq!(Tuning::resolve(&cm(0), &info).unwrap().attn_cm, 0);
         }
         // The activation in the gate/up tail; MoE experts shaped as dense weights.
         assert!(gpu.fuse_glu && gpu.moe_rows.is_none());
