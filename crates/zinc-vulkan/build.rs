@@ -55,6 +55,7 @@ const WITH_VARIANT: &[(&str, &str, &str)] = &[
         "#define PREP_ON 1\n#define KROWS 4",
     ),
     ("attn_dec", "rows2", "#define KROWS 2"),
+    ("attn_combine", "ahead", "#define AHEAD 1"),
     ("attn_dec_cm", "prep", "#define PREP_ON 1"),
     ("attn_dec_cm", "blk", "#define BLOCKS 1"),
     (

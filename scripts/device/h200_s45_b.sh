@@ -4,7 +4,8 @@
 # Qwen3-30B-A3B (8 query heads a KV head, 4 KV heads) after 4,096 tokens at 32 and 64 slices
 # against the one-pass default and `--vk-attn-rows 2`; the whole GPU selftest with each form;
 # then session 44's pending checks of `--vk-attn-rows 2` (the selftest, Qwen3-8B after 4,096
-# tokens). Its log is `0log.txt` (tee it there; the selftests' reports stay in /tmp, their
+# tokens); last, attn_combine's AHEAD variant (`--vk-combine-ahead true`, 8 slices' partials
+# loaded at once) against the plain merge after 4,096 tokens, alternating, and its clock. Its log is `0log.txt` (tee it there; the selftests' reports stay in /tmp, their
 # failures in the log).
 . scripts/device/common.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -24,4 +25,7 @@ done
 timeout 100 $Z selftest --backend vulkan --vk-attn-rows 2 > /tmp/selftest-rows2.md 2>&1
 echo "selftest rows 2 rc=$? $(tail -1 /tmp/selftest-rows2.md)"; grep -i fail /tmp/selftest-rows2.md | head -5
 echo "8B d4096: rows2 $(tsj $D --vk-attn-rows 2)  one-pass $(tsj $D)"
+for i in 1 2; do echo "8B d4096: combine ahead $(tsj $D --vk-combine-ahead true)  plain $(tsj $D)"; done
+echo "MoE d4096: combine ahead $(tsj $M --vk-combine-ahead true)  plain $(tsj $M)"
+clocked ahead -m /tmp/q8b.gguf -p 0 -n 8 -r 1 -d 4096 --vk-combine-ahead true
 echo "[${SECONDS}s] done"

@@ -21,6 +21,9 @@
 // Workgroup: 64 invocations, fixed; each takes 4 consecutive outputs of a 256-output span.
 // Each slice's weight e^(m_s − M) is computed once into shared memory (nsplit ≤ 128), the m and
 // l of every slice loaded at once: the same numbers, in the same order, as computing it per value.
+// attn_combine_ahead (this file with AHEAD, `VulkanOptions::combine_ahead`): an output's values
+// of SA = 8 slices loaded together, then summed in slice order (the same sums in the same order;
+// the plain loop leaves the compiler a slice's loads at a time).
 // Dispatch: (n_head / hpb, nrows, 1) workgroups.
 
 #include "common.glsl"
@@ -44,6 +47,9 @@ layout(push_constant, std430) uniform PC {
 #include "quant8.glsl"
 
 const uint MAXS = 128u; // the most slices (the host's MAX_SPLITS)
+#ifdef AHEAD
+const uint SA = 8u;     // slices whose partials an invocation loads at once
+#endif
 shared float mls[16]; // per head of the group: the largest m, 1 / L
 shared float ws[8u * MAXS]; // per head and slice: m_s, then e^(m_s − M)
 shared float ls[8u * MAXS]; // per head and slice: l_s
@@ -93,6 +99,28 @@ void main() {
         vec4 v = vec4(0.0);
         if (live) {
             vec4 a = vec4(0.0);
+#ifdef AHEAD
+            // The four outputs are of one head (hd and e multiples of 4). SA slices' loads
+            // issued together before their products, each output still summed in slice order.
+            uint hh = e / hd;
+            uint base = (t * pc.n_head + h0 + hh) * ns * stride + 2u + e % hd;
+            for (uint s0 = 0u; s0 < ns; s0 += SA) {
+                vec4 x[SA];
+                [[unroll]] for (uint u = 0u; u < SA; u++) {
+                    uint s = s0 + u;
+                    [[unroll]] for (uint k = 0u; k < 4u; k++) {
+                        x[u][k] = s < ns ? pc.part.v[base + s * stride + k] : 0.0;
+                    }
+                }
+                [[unroll]] for (uint u = 0u; u < SA; u++) {
+                    if (s0 + u < ns) {
+                        [[unroll]] for (uint k = 0u; k < 4u; k++) {
+                            a[k] += x[u][k] * ws[hh * MAXS + s0 + u];
+                        }
+                    }
+                }
+            }
+#else
             uint base[4];
             for (uint k = 0u; k < 4u; k++) {
                 uint hh = (e + k) / hd;
@@ -104,6 +132,7 @@ void main() {
                     a[k] += pc.part.v[base[k] + s * stride] * ws[((e + k) / hd) * MAXS + s];
                 }
             }
+#endif
             for (uint k = 0u; k < 4u; k++) {
                 v[k] = a[k] * mls[2u * ((e + k) / hd) + 1u];
                 pc.o.v[ooff + e + k] = v[k];

@@ -17,7 +17,7 @@
 // and with PREP_ON as attn_dec_cm_prep_<dim> (attn_prep.glsl: the queries and the new key
 // normed and rotated here, the new key and value stored by the slice that holds the row's
 // position, as attn_dec_prep does); both once more with BLOCKS (`attn_dec_cm_blk_<dim>`,
-// `attn_dec_cm_prep_blk_<dim>`; heads of 64 or 128), the second form below.
+// `attn_dec_cm_prep_blk_<dim>`), the second form below.
 // Push constants: attn_dec.comp's block (the host passes the same); `direct` must be 0 and
 // `mode` is unused (no output is written here, only partials). Specialization constant 1 = G,
 // the KV head's query heads (pc.group; ≤ 8); attn_dec.comp's other constants are ignored.
@@ -226,8 +226,8 @@ void main() {
 #ifdef BLOCKS
     // BLOCKS: the workgroup walks the slice in blocks of KB keys together (see the header).
     // 16-wide chunks of the output a subgroup (at HD 32 two subgroups hold one each and two
-    // none: `owns` below).
-    const uint CPS = DC >= NSG ? DC / NSG : 1u;
+    // none: the `sg * CPS + c` tests below).
+    const uint CPS = (DC + NSG - 1u) / NSG;
     // The softmax's invocations: eight a row, each 8 of a block's 64 keys.
     uint srow = tid / 8u, spart = tid % 8u;
     float m = NEG_BIG;

@@ -1552,6 +1552,63 @@ fn decode_attention_by_key_rows_follows_one_pass() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// attn_combine.comp's AHEAD variant (`VulkanOptions::combine_ahead`: 8 slices' partials
+/// loaded at once, each output still summed in slice order): a synthetic Qwen3 decoding after
+/// prompts of 200 and 600 tokens (the split attention's slices merged by attn_combine: 7, and
+/// 13 — a pass of 8 and one of 5) gives the plain merge's logits to the bit at every step, and
+/// the profile shows the variant ran in place of the plain kernel.
+#[test]
+fn attn_combine_ahead_gives_the_plain_merges_bits() {
+    let (dir, file) = x32_model("combine-ahead", GgmlType::Q4_K);
+    let cont: Vec<u32> = (0..5).map(|i| (i * 59 + 7) % 1024).collect();
+    let gpu = |ahead: bool| {
+        validated(
+            VulkanOptions {
+                threads_per_row: Some(16),
+                cpu_attention: Some(false),
+                combine_ahead: Some(ahead),
+                profile: true,
+                ..Default::default()
+            },
+            &file,
+        )
+    };
+    // `forced` with room for the longer prompt.
+    let run = |e: &Engine<VulkanBackend>, prompt: &[u32]| {
+        let mut s = e.session(640);
+        let mut out = Vec::new();
+        let mut input = prompt.to_vec();
+        for &t in &cont {
+            let v = s.eval(&input, Logits::Last).expect("eval");
+            out.push(v.into_iter().next_back().expect("logits"));
+            input = vec![t];
+        }
+        out
+    };
+    for prompt_len in [200u32, 600] {
+        let prompt: Vec<u32> = (0..prompt_len).map(|i| (i * 41 + 3) % 1024).collect();
+        let (ahead, plain) = (gpu(true), gpu(false));
+        let (la, lp) = (run(&ahead, &prompt), run(&plain, &prompt));
+        assert_eq!(la.len(), lp.len());
+        for (i, (a, b)) in la.iter().zip(&lp).enumerate() {
+            assert!(a == b, "prompt {prompt_len}, step {i}: the logits differ");
+        }
+        let (ran, ran_plain) = (kernels_run(&ahead), kernels_run(&plain));
+        assert!(
+            ran.iter().any(|n| n == "attn_combine_ahead")
+                && !ran.iter().any(|n| n == "attn_combine")
+                && ran_plain.iter().any(|n| n == "attn_combine"),
+            "prompt {prompt_len}: {ran:?} / {ran_plain:?}"
+        );
+    }
+    assert_eq!(
+        zinc_vulkan::validation_errors(),
+        0,
+        "the validation layer reported errors (printed above)"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `attn_x32` where the out-projection cannot take chunks of 32 (a Q5_K one, not on
 /// matvec_dec): the first such projection quantizes the attention's output afresh and the
 /// attention goes back to Q8_K blocks for good — at most one quantization dispatch more than

@@ -271,6 +271,10 @@ pub struct ModelArgs {
     /// comparisons; default: 0, off).
     #[arg(long, hide = true)]
     pub vk_attn_cm: Option<u32>,
+    /// Vulkan split attention's merge loading 8 slices' partials at once (kernel comparisons;
+    /// default: off).
+    #[arg(long, hide = true)]
+    pub vk_combine_ahead: Option<bool>,
     /// Vulkan decode attention in the CPU's arithmetic (default: on CPU devices only).
     #[arg(long, hide = true)]
     pub vk_cpu_attention: Option<bool>,
@@ -416,6 +420,10 @@ pub struct ModelArgsLite {
     /// Vulkan decode attention on cooperative matrices, its form (kernel checks).
     #[arg(long, hide = true)]
     pub vk_attn_cm: Option<u32>,
+    /// Vulkan split attention's merge loading 8 slices' partials at once (kernel comparisons;
+    /// default: off).
+    #[arg(long, hide = true)]
+    pub vk_combine_ahead: Option<bool>,
     /// Vulkan prompts: q/k norms, RoPE and K/V store a subgroup a head (kernel checks).
     #[arg(long, hide = true)]
     pub vk_prep_rows: Option<bool>,
@@ -507,6 +515,7 @@ pub fn choose_backend(a: &ModelArgsLite) -> Result<BackendChoice> {
         vk_attn_rows: a.vk_attn_rows,
         vk_attn_rows_keys: a.vk_attn_rows_keys,
         vk_attn_cm: a.vk_attn_cm,
+        vk_combine_ahead: a.vk_combine_ahead,
         vk_cpu_attention: None,
         vk_skip: a.vk_skip.clone(),
         vk_coopmat_tile: a.vk_coopmat_tile,
@@ -625,6 +634,7 @@ pub fn choose(args: &ModelArgs) -> Result<BackendChoice> {
         attn_rows: args.vk_attn_rows,
         attn_rows_keys: args.vk_attn_rows_keys,
         attn_cm: args.vk_attn_cm,
+        combine_ahead: args.vk_combine_ahead,
         cpu_attention: args.vk_cpu_attention,
         coopmat_tile: args.vk_coopmat_tile,
         coopmat_tm: args.vk_coopmat_tm,

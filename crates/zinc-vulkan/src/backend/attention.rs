@@ -77,7 +77,12 @@ impl VulkanBackend {
             .w(nsplit as u32)
             .w(hpb as u32)
             .w(mode);
-        self.run("attn_combine", 64, [(p.n_head / hpb) as u32, 1, 1], push);
+        let shader = if self.tune.combine_ahead {
+            "attn_combine_ahead"
+        } else {
+            "attn_combine"
+        };
+        self.run(shader, 64, [(p.n_head / hpb) as u32, 1, 1], push);
         if let Some(((m, qb, sb), _)) = target {
             self.quant_primed(out, m, qb, sb);
         }

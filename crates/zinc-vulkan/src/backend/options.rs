@@ -157,6 +157,13 @@ pub struct VulkanOptions {
     /// off. `None`: off — written in session 45 without a GPU, not yet run on one
     /// (`scripts/device/h200_s45_a.sh` checks and measures both forms).
     pub attn_cm: Option<u32>,
+    /// attn_combine.comp's AHEAD variant (`attn_combine_ahead`): each output's partials of 8
+    /// slices loaded together, then summed in slice order (the same sums in the same order as
+    /// the plain kernel's loop, which leaves the compiler one slice's loads at a time). Kernel
+    /// tuning. `None`: off — written in session 45 without a GPU (the merge took 5.83 µs a
+    /// layer by the H100's clock after 4,096 tokens, session 44; `scripts/device/h200_s45_b.sh`
+    /// measures it).
+    pub combine_ahead: Option<bool>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
     /// `None`: 1 on CPU devices, 2 on GPUs.
     pub prompt_threads_per_row: Option<u32>,

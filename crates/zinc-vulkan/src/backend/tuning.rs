@@ -116,6 +116,8 @@ pub(super) struct Tuning {
     pub(super) attn_rows_keys: u32,
     /// See [`VulkanOptions::attn_cm`] (0: off; 1 or 2 only where the device has the matrices).
     pub(super) attn_cm: u32,
+    /// See [`VulkanOptions::combine_ahead`].
+    pub(super) combine_ahead: bool,
     /// See [`VulkanOptions::attn_wg`] (`None`: by the plan: one slice of one head a workgroup,
     /// or in two passes the slice's length).
     pub(super) attn_wg: Option<u32>,
@@ -629,6 +631,7 @@ impl Tuning {
             attn_rows,
             attn_rows_keys,
             attn_cm,
+            combine_ahead: opts.combine_ahead.unwrap_or(false),
             attn_wg,
             attn_ahead,
             attn_ablate: opts.attn_ablate,
@@ -747,6 +750,7 @@ mod tests {
         // without 16×16×16 f16 matrices in subgroups of 32, or as a form there is not, an
         // error that names it.
         assert_eq!(gpu.attn_cm, 0);
+        assert!(!gpu.combine_ahead);
         let cm = |f| VulkanOptions {
             attn_cm: Some(f),
             ..Default::default()

@@ -91,6 +91,9 @@ pub fn conforms(
             _ => None,
         },
         attn_direct: (tpr == 8).then_some(1024),
+        // The last run's attn_combine loads 8 slices' partials at once (`combine_ahead`, off
+        // by default): its contexts past 1,024 keys merge there.
+        combine_ahead: Some(tpr == 8),
         // The next pre-norm fused into the residual mat-vec where it applies (off by default).
         fuse_norm: Some(true),
         // MoE experts in the last run at 2 rows a group of lanes where dense weights take 3
