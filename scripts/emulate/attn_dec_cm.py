@@ -14,9 +14,7 @@ Partials are compared with a float64 reference, per slice, and after attn_combin
 """
 import sys
 import numpy as np
-
-f16, f32 = np.float16, np.float32
-NEG_BIG = f32(-3.0e38)
+from attn_ref import NEG_BIG, check_merged, check_slice, f16, f32, make_case, new_kv, slice_of
 KB, NSG = 16, 4
 RNG = np.random.default_rng(1234)
 
@@ -107,11 +105,8 @@ class Shader:
         h0 = w * G
         kvh = h0 // pc["group"]
         p = pc["pos"][t]
-        win = pc["window"]
-        lo = p + 1 - win if (win > 0 and p + 1 > win) else 0
-        begin = lo + sp * pc["split_len"]
-        end = min(p + 1, lo + (sp + 1) * pc["split_len"])
-        n = end - begin if end > begin else 0
+        begin, n = slice_of(pc, t, sp)
+        end = begin + n
         kv_dim = pc["n_head_kv"] * HD
         k4, v4 = pc["kc"], pc["vc"]
 
@@ -270,85 +265,24 @@ class Shader:
         return begin, n, inew
 
 
-def to_words(x16):  # f16 array -> uint32 words (pairs)
-    return x16.reshape(-1).view(np.uint32)
-
-
 def run_case(HD, G, n_head_kv, p, split_len, window=0, prep=False, seed=0):
-    rng = np.random.default_rng(seed)
-    n_head = n_head_kv * G
-    kv_dim = n_head_kv * HD
-    npos = p + 1 + 40  # cache beyond p: garbage (NaN) to test the masks
-    K = (rng.standard_normal((npos, kv_dim)) * 1.0).astype(f16)
-    V = rng.standard_normal((npos, kv_dim)).astype(f16)
-    K[p + 1:] = np.nan
-    V[p + 1:] = np.nan
-    q = (rng.standard_normal(n_head * HD) * 0.7).astype(f32)
-    scale = 1.0 / np.sqrt(HD) * 2.5  # sharp-ish softmax
-    lo = p + 1 - window if (window > 0 and p + 1 > window) else 0
-    keys = p + 1 - lo
-    nsplit = -(-keys // split_len)
-    kn = vn = None
-    Kref, Vref = K.copy(), V.copy()
-    if prep:
-        newk = rng.standard_normal(kv_dim).astype(f16)
-        newv = rng.standard_normal(kv_dim).astype(f16)
-        Kref[p], Vref[p] = newk, newv
-        K[p] = np.nan  # the cache's place not yet written: must come from kn/vn
-        V[p] = np.nan
-    pc = dict(kc=to_words(K).reshape(-1, 4), vc=to_words(V).reshape(-1, 4), q=q, pos=[p],
-              n_head=n_head, n_head_kv=n_head_kv, scale=scale, window=window,
-              split_len=split_len, group=G, part=np.full(n_head * nsplit * (HD + 2), np.nan, f32))
+    pc, Kref, Vref, q, scale, lo, nsplit = make_case(HD, G, n_head_kv, p, split_len, window,
+                                                     prep, seed, past=40)
     sh = Shader(HD, G)
     worst = 0.0
-    for w in range(n_head // G):
+    for w in range(pc["n_head"] // G):
         for sp in range(nsplit):
-            if prep:
-                kn = to_words(Kref[p, w * HD:(w + 1) * HD].copy())
-                vn = to_words(Vref[p, w * HD:(w + 1) * HD].copy())
+            kn, vn = new_kv(Kref, Vref, p, w, HD) if prep else (None, None)
             begin, n, inew = sh.workgroup(pc, w, 0, sp, nsplit, kn, vn)
-            # reference per slice and head
-            for g in range(G):
-                h = w * G + g
-                ob = (h * nsplit + sp) * (HD + 2)
-                got = pc["part"][ob:ob + HD + 2].astype(np.float64)
-                if n == 0:
-                    assert got[0] == NEG_BIG and got[1] == 0 and np.all(got[2:] == 0), got[:4]
-                    continue
-                kk = Kref[begin:begin + n, w * HD:(w + 1) * HD].astype(np.float64)
-                vv = Vref[begin:begin + n, w * HD:(w + 1) * HD].astype(np.float64)
-                s = kk @ q[h * HD:(h + 1) * HD].astype(np.float64) * scale
-                mref = s.max()
-                e = np.exp(s - mref)
-                lref = e.sum()
-                aref = e @ vv
-                err_m = abs(got[0] - mref) / max(1.0, abs(mref))
-                err_l = abs(got[1] - lref) / lref
-                err_a = np.max(np.abs(got[2:] - aref)) / max(np.max(np.abs(aref)), 1e-30)
-                worst = max(worst, err_m, err_l, err_a)
-                if not (err_m < 1e-5 and err_l < 1e-4 and err_a < 1e-4) or not np.all(np.isfinite(got)):
-                    print(f"FAIL HD={HD} G={G} p={p} sl={split_len} sp={sp} n={n} g={g}: "
-                          f"m {got[0]} vs {mref}, l {got[1]} vs {lref}, acc err {err_a}")
-                    return False, worst
-    # attn_combine's merge of the slices vs the whole attention
-    part = pc["part"].reshape(n_head, nsplit, HD + 2).astype(np.float64)
-    for h in range(n_head):
-        M = part[h, :, 0].max()
-        wts = np.exp(part[h, :, 0] - M)
-        L = (wts * part[h, :, 1]).sum()
-        out = (wts[:, None] * part[h, :, 2:]).sum(0) / L
-        kvh = h // G
-        kk = Kref[lo:p + 1, kvh * HD:(kvh + 1) * HD].astype(np.float64)
-        vv = Vref[lo:p + 1, kvh * HD:(kvh + 1) * HD].astype(np.float64)
-        s = kk @ q[h * HD:(h + 1) * HD].astype(np.float64) * scale
-        e = np.exp(s - s.max())
-        ref = e @ vv / e.sum()
-        err = np.max(np.abs(out - ref)) / max(np.max(np.abs(ref)), 1e-30)
-        worst = max(worst, err)
-        if err > 1e-4:
-            print(f"FAIL merged HD={HD} G={G} p={p} h={h}: {err}")
-            return False, worst
-    return True, worst
+            msg, wst = check_slice(pc, Kref, Vref, q, scale, HD, G, w, sp, nsplit, begin, n)
+            worst = max(worst, wst)
+            if msg:
+                print(f"FAIL HD={HD} G={G} p={p} sl={split_len}: {msg}")
+                return False, worst
+    msg, wst = check_merged(pc, Kref, Vref, q, scale, HD, G, nsplit, lo, p)
+    if msg:
+        print(f"FAIL HD={HD} G={G} p={p}: {msg}")
+    return msg is None, max(worst, wst)
 
 
 if __name__ == "__main__":
