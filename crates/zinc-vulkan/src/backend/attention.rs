@@ -147,24 +147,38 @@ impl VulkanBackend {
         let lpk = (1usize << (hd / 8).trailing_zeros()).min(sgs);
         let divisors = (1..=g.min(8)).filter(|d| g.is_multiple_of(*d));
         let direct = keys <= self.tune.attn_direct;
-        // Split slices with each key read once for several of a KV head's query heads
-        // (`VulkanOptions::attn_rows`), where an invocation holds 8 dimensions in the value pass
-        // and 4 of a key's 16-byte pieces in the score pass.
         // On cooperative matrices (`attn_cm`): a KV head's query heads (up to 8) a workgroup
-        // over split slices, the slices' lengths as below.
+        // over split slices of a multiple of 64 keys (at least 64): the kernel's four subgroups
+        // take blocks of 16 in turn, so each takes as many.
         let blocks = self.tune.attn_cm == 2;
-        let cm = !direct
+        if !direct
             && self.tune.attn_cm != 0
             && matches!(hd, 32 | 64 | 128)
             && self.tune.attn_ablate == 0
             && attn_dec_cm_shared_bytes(hd, g, blocks, prep, self.clock.is_some())
-                <= self.ctx.info.max_shared_memory as usize;
-        let rows = !cm
-            && !direct
-            && rows_heads > 0
-            && lpk * 8 == hd
-            && lpk >= 4
-            && self.tune.attn_ablate == 0;
+                <= self.ctx.info.max_shared_memory as usize
+        {
+            let split_len = keys
+                .div_ceil(self.tune.attn_slices)
+                .next_multiple_of(64)
+                .clamp(64, 1024);
+            return (keys.div_ceil(split_len) <= MAX_SPLITS).then_some(AttnDecPlan {
+                lpk,
+                split_len,
+                heads: g,
+                direct: false,
+                wg: 128,
+                one: false,
+                rows: false,
+                cm: true,
+                blocks,
+            });
+        }
+        // Split slices with each key read once for several of a KV head's query heads
+        // (`VulkanOptions::attn_rows`), where an invocation holds 8 dimensions in the value pass
+        // and 4 of a key's 16-byte pieces in the score pass.
+        let rows =
+            !direct && rows_heads > 0 && lpk * 8 == hd && lpk >= 4 && self.tune.attn_ablate == 0;
         let (split_len, heads) = if direct {
             // One slice; the fewest heads a workgroup whose outputs make whole blocks of the
             // quantization (one, unquantized — the out-projection quantizes its input itself —
@@ -212,25 +226,6 @@ impl VulkanBackend {
         };
         // Keys and values in one pass (`VulkanOptions::attn_one_pass`; by default over every
         // slice) where an invocation holds 8 dimensions of a head.
-        if cm {
-            // Slices a multiple of 64 keys (at least 64): the kernel's four subgroups take
-            // blocks of 16 in turn, so each takes as many.
-            let split_len = keys
-                .div_ceil(self.tune.attn_slices)
-                .next_multiple_of(64)
-                .clamp(64, 1024);
-            return (keys.div_ceil(split_len) <= MAX_SPLITS).then_some(AttnDecPlan {
-                lpk,
-                split_len,
-                heads: g,
-                direct: false,
-                wg: 128,
-                one: false,
-                rows: false,
-                cm: true,
-                blocks,
-            });
-        }
         let one = !rows
             && self.tune.attn_one_pass.unwrap_or(true)
             && lpk * 8 == hd
