@@ -1,5 +1,6 @@
 #!/bin/bash
-# Session 46 (carry .gl, .dev, .lbin; ~8 min, one call): h200_s45_a.sh and h200_s45_b.sh in one, in
+# Session 46 (carry .gl, .dev, .lbin; ~8 min, one call): session 45's h200_s45_a.sh and _b.sh
+# (never run, removed) in one, in
 # the order of what decides (session 46's device time went on failed starts, so one call must
 # tell whether attn_dec_cm.comp's forms, `--vk-attn-cm 1` and `2`, are right and faster):
 # each form's GPU selftest of the attention cases and its registers; Qwen3-8B tg64 after 4,096

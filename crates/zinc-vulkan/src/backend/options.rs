@@ -155,13 +155,13 @@ pub struct VulkanOptions {
     /// a multiple of 64 keys. Heads of 32, 64 or 128; needs 16×16×16 f16 cooperative
     /// matrices in subgroups of 32 (asking for it elsewhere is an error). Kernel tuning; 0 is
     /// off. `None`: off — written in session 45 without a GPU, not yet run on one
-    /// (`scripts/device/h200_s45_a.sh` checks and measures both forms).
+    /// (`scripts/device/h200_s46_a.sh` checks and measures both forms).
     pub attn_cm: Option<u32>,
     /// attn_combine.comp's AHEAD variant (`attn_combine_ahead`): each output's partials of 8
     /// slices loaded together, then summed in slice order (the same sums in the same order as
     /// the plain kernel's loop, which leaves the compiler one slice's loads at a time). Kernel
     /// tuning. `None`: off — written in session 45 without a GPU (the merge took 5.83 µs a
-    /// layer by the H100's clock after 4,096 tokens, session 44; `scripts/device/h200_s45_b.sh`
+    /// layer by the H100's clock after 4,096 tokens, session 44; `scripts/device/h200_s46_a.sh`
     /// measures it).
     pub combine_ahead: Option<bool>,
     /// Threads per row of the integer-dot kernel on prompts (several tokens per invocation).
