@@ -1,16 +1,17 @@
 #!/bin/bash
 # llama.cpp's CUDA llama-bench (commit 0c1e570, as PyPI's llama-cpp-python 0.3.36 sdist vendors
 # it), built on this machine, which has no GPU and no CUDA, instead of on the device: the build
-# took ~330 s of a device call's 600 on 12 cores; here it took 50 minutes on 2 cores (2026-12-08), niced,
-# while the device is not needed. Writes .lbin/llama-bin.txz.* (build/bin packed, xz), which
-# `build_llama` in common.sh unpacks at /tmp/lcu on the device instead of building (carry .lbin).
+# took ~330 s of a device call's 600 on 12 cores; here it took 50 minutes on 2 cores, niced
+# (2026-12-08), while the device was not needed. Writes .lbin/llama-bin.txz.* (build/bin packed,
+# xz), which `build_llama` in common.sh unpacks at /tmp/lcu on the device instead of building
+# (carry .lbin).
 #
 # The toolkit is CUDA 13.0 from PyPI's wheels (pinned below), laid out at $CUDA as a toolkit
 # (bin, nvvm, include, lib64), and a libcuda.so stub with soname libcuda.so.1 defining every
 # entry point cuda.h declares (after its versioning macros), for ggml-cuda's virtual-memory pool
 # to link against; on the device the driver's own libcuda.so.1 is loaded. cuBLAS and the CUDA
 # runtime are linked dynamically (libcublas.so.13, libcudart.so.13): the device's CUDA 13 has them
-# (h200_s46_vs.sh finds them where the loader does not). -DBUILD_SHARED_LIBS=OFF makes one
+# (common.sh's build_llama finds them where the loader does not). -DBUILD_SHARED_LIBS=OFF makes one
 # llama-bench with ggml inside, so no RUNPATH ties it to this machine's build folder.
 #
 # Needs: the source tarball .lsrc/llama-src.tar.xz (see h200_cuda_vs_llama.sh), gcc/g++ (12 is

@@ -87,8 +87,15 @@ build_llama() {
   # A build carried in .lbin/ (llama-bin.txz.*: build/bin packed by an earlier call, commit
   # 0c1e570 for sm_90) is unpacked instead of built — at /tmp/lcu only, where its binaries'
   # RUNPATH finds their libraries.
+  # One made off the device (build_llama_cuda_here.sh) links the device's libcublas.so.13 and
+  # libcudart.so.13, looked for below where the loader does not find them.
   if [ ! -x $LB ] && [ "$LCU" = /tmp/lcu ] && ls .lbin/llama-bin.txz.* > /dev/null 2>&1; then
     mkdir -p $LCU && cat .lbin/llama-bin.txz.* | xz -d | tar -C $LCU -xf -
+  fi
+  if [ -x $LB ] && ldd $LB | grep -q "libcublas.*not found"; then
+    local d=$(dirname "$(find /usr /opt -name 'libcublas.so.13*' 2>/dev/null | head -1)")
+    export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    echo "llama.cpp: cuBLAS from $d"
   fi
   [ -x $LB ] && { echo "llama.cpp CUDA build: reused ($LB)" | tee $OUT/build-time.txt; return; }
   local src=${LLAMA_SRC:-.lsrc/llama-src.tar.xz}

@@ -1,23 +1,21 @@
 #!/bin/bash
 # Session 46 (carry .gl, .dev, .lbin; ~8 min, one call): session 45's h200_s45_a.sh and _b.sh
-# (never run, removed) in one, in
-# the order of what decides (session 46's device time went on failed starts, so one call must
-# tell whether attn_dec_cm.comp's forms, `--vk-attn-cm 1` and `2`, are right and faster):
-# each form's GPU selftest of the attention cases and its registers; Qwen3-8B tg64 after 4,096
-# tokens, each form at 16, 32 and 64 slices against the one-pass default, twice; Qwen3-30B-A3B
-# the same at 32 and 64 slices with `--vk-attn-rows 2`; after 1,024 tokens; both forms' clocks
-# at 32 slices; the whole selftest with each form; last, `--vk-combine-ahead` against the plain
-# merge. A llama.cpp build carried in .lbin/ (build_llama_cuda_here.sh) is tried once at the
-# start. Its log is `0log.txt` (tee it there; selftest reports stay in /tmp, failures in the log).
+# (never run, removed) in one, in the order of what decides (session 46's device time went on
+# failed starts, so one call must tell whether attn_dec_cm.comp's forms, `--vk-attn-cm 1` and
+# `2`, are right and faster): each form's GPU selftest of the attention cases and its
+# registers; Qwen3-8B tg64 after 4,096 tokens, each form at 16, 32 and 64 slices against the
+# one-pass default, twice; Qwen3-30B-A3B the same at 32 and 64 slices with `--vk-attn-rows 2`;
+# after 1,024 tokens; both forms' clocks at 32 slices; the whole selftest with each form; last,
+# `--vk-combine-ahead` against the plain merge. A llama.cpp build carried in .lbin/
+# (build_llama_cuda_here.sh) is tried once at the start. Its log is `0log.txt` (tee it there;
+# selftest reports stay in /tmp, failures in the log).
 . scripts/device/common.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-synth; build_llama
-if ldd $LB | grep -q "not found"; then
-  export LD_LIBRARY_PATH=$(dirname "$(find /usr /opt -name 'libcublas.so.13*' 2>/dev/null | head -1)")
-fi
-ldd $LB | grep -E "cublas.so|cudart|not found"
+synth
+# Only a carried build: building here would take most of the call.
+ls .lbin/llama-bin.txz.* > /dev/null 2>&1 && build_llama && ldd $LB | grep -E "cublas|cudart|not found"
 wait_8b
-echo "llama.cpp CUDA (carried build) 8B tg32: $(lts -m /tmp/q8b.gguf -p 0 -n 32 -r 1)"
+[ -x $LB ] && echo "llama.cpp CUDA (carried build) 8B tg32: $(lts -m /tmp/q8b.gguf -p 0 -n 32 -r 1)"
 for f in 1 2; do
   timeout 100 $Z selftest --backend vulkan --vk-attn-cm $f --filter attention > /tmp/selftest-cm$f.md 2>&1
   echo "selftest cm $f (attention) rc=$? $(tail -1 /tmp/selftest-cm$f.md)"
