@@ -1,8 +1,9 @@
 #!/bin/bash
 # llama.cpp's CUDA llama-bench (commit 0c1e570, as PyPI's llama-cpp-python 0.3.36 sdist vendors
 # it), built on this machine, which has no GPU and no CUDA, instead of on the device: the build
-# took ~330 s of a device call's 600 on 12 cores; here it took 50 minutes on 2 cores, niced
-# (2026-12-08), while the device was not needed. Writes .lbin/llama-bin.txz.* (build/bin packed,
+# took ~330 s of a device call's 600 on 12 cores; here 50 minutes on 2 cores, niced, by hand
+# (session 46), and 17.5 minutes as this script, started by prepare_here.sh --llama (session 47,
+# the machine otherwise idle). Writes .lbin/llama-bin.txz.* (build/bin packed,
 # xz), which `build_llama` in common.sh unpacks at /tmp/lcu on the device instead of building
 # (carry .lbin).
 #

@@ -9,7 +9,7 @@
 #           unpacks it); rebuilt every run, so it never lags the source
 # .gitignore holds the four folders, .lbin/ included: a call carries them only where `carry` names
 # them.
-# With --llama, build_llama_cuda_here.sh then runs in the background (~50 minutes on 2 cores,
+# With --llama, build_llama_cuda_here.sh then runs in the background (~20 minutes on 2 cores,
 # niced; log /tmp/llama-here.log), leaving llama.cpp's CUDA llama-bench packed in .lbin/.
 # Usage: bash scripts/device/prepare_here.sh [--llama]
 set -euo pipefail
@@ -55,6 +55,6 @@ if [ "${1:-}" = --llama ]; then
     echo "llama.cpp build: already in .lbin/"
   else
     nohup bash scripts/device/build_llama_cuda_here.sh > /tmp/llama-here.log 2>&1 &
-    echo "llama.cpp build: started (log /tmp/llama-here.log, ~50 minutes)"
+    echo "llama.cpp build: started (log /tmp/llama-here.log, ~20 minutes)"
   fi
 fi
