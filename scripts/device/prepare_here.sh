@@ -13,6 +13,10 @@
 # niced; log /tmp/llama-here.log), leaving llama.cpp's CUDA llama-bench packed in .lbin/.
 # Usage: bash scripts/device/prepare_here.sh [--llama]
 set -euo pipefail
+case "${1:-}" in
+  "" | --llama) ;;
+  *) echo "usage: bash scripts/device/prepare_here.sh [--llama]" >&2; exit 2 ;;
+esac
 cd "$(git rev-parse --show-toplevel)"
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/zinc/target}
 SDIST_SHA=832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e
