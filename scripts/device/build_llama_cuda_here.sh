@@ -2,7 +2,7 @@
 # llama.cpp's CUDA llama-bench (commit 0c1e570, as PyPI's llama-cpp-python 0.3.36 sdist vendors
 # it), built on this machine, which has no GPU and no CUDA, instead of on the device: the build
 # took ~330 s of a device call's 600 on 12 cores; here 50 minutes on 2 cores, niced, by hand
-# (session 46), and 17.5 minutes as this script, started by prepare_here.sh --llama (session 47,
+# (session 46), and under 18 minutes as this script, started by prepare_here.sh --llama (session 47,
 # the machine otherwise idle). Writes .lbin/llama-bin.txz.* (build/bin packed,
 # xz), which `build_llama` in common.sh unpacks at /tmp/lcu on the device instead of building
 # (carry .lbin).
@@ -15,7 +15,7 @@
 # (common.sh's build_llama finds them where the loader does not). -DBUILD_SHARED_LIBS=OFF makes one
 # llama-bench with ggml inside, so no RUNPATH ties it to this machine's build folder.
 #
-# Needs: the source tarball .lsrc/llama-src.tar.xz (see h200_cuda_vs_llama.sh), gcc/g++ (12 is
+# Needs: the source tarball .lsrc/llama-src.tar.xz (prepare_here.sh makes it), gcc/g++ (12 is
 # within CUDA 13's range), pip, network to PyPI. Usage: bash scripts/device/build_llama_cuda_here.sh
 set -euo pipefail
 CUDA=${CUDA:-/opt/cuda13}

@@ -10,7 +10,7 @@
 # and any failure), `decode_ab [OPTIONS…]` (the three decode tests — Qwen3-8B tg128, tg64 after
 # 4,096 tokens, Qwen3-30B-A3B tg128 — each twice, alternating with $ZINC_OLD where set, then once
 # with the options given), and for llama.cpp (LLAMA_SRC: its source, see
-# h200_cuda_vs_llama.sh; carried as .lsrc/llama-src.tar.xz, or a build as .lbin/, below) `build_llama [JOBS]` (its CUDA llama-bench in $LCU, niced, logs and
+# prepare_here.sh; carried as .lsrc/llama-src.tar.xz, or a build as .lbin/, below) `build_llama [JOBS]` (its CUDA llama-bench in $LCU, niced, logs and
 # time in $OUT; one already built there is reused) and `vs_llama` (the three side-by-sides through scripts/bench_vs_llama.py).
 # At most 8 files come back from $OUT (the device README's limits), and session 44 saw which:
 # the first by name. `clocked` writes two a run and `vs_llama` two a test, so a log teed to

@@ -5,16 +5,8 @@
 # + generation 128, generation 128 after 4,096 tokens, and Qwen3-30B-A3B prompt 512 + generation
 # 128. Needs $OUT, the Vulkan loader debs in .gl/, ZINC (the release binary, default .dev/zinc)
 # and LLAMA_SRC, the source as a .tar.xz without what a CUDA llama-bench does not build (~7 MB
-# where the sdist is ~50 MB, so it can be carried), made here from the sdist (sha256
-# 832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e; its URL is on
-# https://pypi.org/simple/llama-cpp-python/, fetched with curl: `pip download` of an sdist builds
-# its metadata first, which takes minutes) with:
-#   tar -C llama_cpp_python-0.3.36/vendor --exclude='llama.cpp/docs' --exclude='llama.cpp/models' \
-#     --exclude='llama.cpp/media' --exclude='llama.cpp/gguf-py' --exclude='llama.cpp/tests' \
-#     --exclude='llama.cpp/benches' --exclude='llama.cpp/examples' \
-#     --exclude='llama.cpp/tools/server/public*' --exclude='llama.cpp/tools/server/webui' \
-#     --exclude='llama.cpp/ggml/src/ggml-'{sycl,hexagon,opencl,metal,et,vulkan} \
-#     -cJf .dev/llama-src.tar.xz llama.cpp
+# where the sdist is ~50 MB, so it can be carried): prepare_here.sh makes it, from the sdist with
+# its sha256 checked, as .lsrc/llama-src.tar.xz, where build_llama looks first.
 # The build was done 330 s into its call (unpacking and configuring included) on 12 of the H200
 # host's 16 cores (sm_90 only, niced beside other work);
 # the three comparisons after it ~60 s (2026-11-30): all of it fits one 600-second call.

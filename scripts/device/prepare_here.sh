@@ -51,8 +51,9 @@ mkdir -p .dev
 strip -o /tmp/zinc-stripped "$CARGO_TARGET_DIR/release/zinc"
 xz -T2 -6 -c /tmp/zinc-stripped > .dev/zinc.xz
 rm -f .dev/zinc /tmp/zinc-stripped
-echo "zinc: .dev/zinc.xz $(du -h .dev/zinc.xz | cut -f1), commit $(git rev-parse --short HEAD)$(
-  git diff --quiet HEAD -- crates || echo ' with uncommitted changes')"
+dirty=$(git status --porcelain -- crates Cargo.toml Cargo.lock)
+echo "zinc: .dev/zinc.xz $(du -h .dev/zinc.xz | cut -f1)," \
+  "commit $(git rev-parse --short HEAD)${dirty:+ with uncommitted changes}"
 
 if [ "${1:-}" = --llama ]; then
   if ls .lbin/llama-bin.txz.* > /dev/null 2>&1; then
